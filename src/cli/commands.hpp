@@ -1,0 +1,11 @@
+#pragma once
+// Each subcommand lives in its own file and adds itself to the app here. A command's callback
+// throws InputError for bad input; main() maps it to exit code 2.
+#include <CLI/CLI.hpp>
+
+namespace sextant::cli {
+
+void add_info_commands(CLI::App& app);      // schema, presets, check
+void add_memory_command(CLI::App& app);
+
+}  // namespace sextant::cli

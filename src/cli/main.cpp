@@ -1,0 +1,27 @@
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"Sextant: simulator and planner for cluster-scale LLM training"};
+    app.require_subcommand(1);
+    app.set_help_all_flag("--help-all", "help for every command");
+    sextant::cli::add_info_commands(app);
+    sextant::cli::add_memory_command(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int code = app.exit(e);
+        return code == 0 ? 0 : 2;
+    } catch (const sextant::InputError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "internal error: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,38 @@
+#pragma once
+// Per-GPU memory of every pipeline stage: what fills HBM, and whether the layout fits.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/units.hpp"
+#include "spec/scenario.hpp"
+
+namespace sextant {
+
+struct StageMemory {
+    std::int64_t stage = 0;
+    std::int64_t layers = 0;
+    Bytes weights;
+    Bytes gradients;
+    Bytes optimizer;
+    Bytes activations;
+    Bytes buffers;       // communication and temporary buffers (ZeRO-3 gathers, DP buckets, logits)
+    Bytes context;       // CUDA context, library workspaces
+    Bytes fragmentation;
+
+    Bytes other() const { return buffers + context + fragmentation; }
+    Bytes total() const { return weights + gradients + optimizer + activations + other(); }
+};
+
+struct MemoryReport {
+    std::vector<StageMemory> stages;
+    Bytes peak;          // the largest stage total
+    std::int64_t peak_stage = 0;
+    Bytes capacity;      // HBM of one GPU
+    bool fits() const { return peak <= capacity; }
+    Bytes headroom() const { return capacity - peak; }
+};
+
+MemoryReport estimate_memory(const Scenario& scenario, const Layout& layout);
+
+}  // namespace sextant

@@ -1,0 +1,89 @@
+#include "model/params.hpp"
+
+namespace sextant {
+
+namespace {
+double d(std::int64_t v) { return static_cast<double>(v); }
+}  // namespace
+
+double norm_params(const ModelSpec& m) {
+    return m.norm == NormKind::LayerNorm ? 2.0 * d(m.hidden) : d(m.hidden);
+}
+
+double attention_params_per_layer(const ModelSpec& m) {
+    const double h = d(m.hidden), heads = d(m.heads);
+    if (m.attention == AttentionKind::MultiLatent) {
+        const auto& a = m.mla;
+        const double qk = d(a.qk_nope_head_dim + a.qk_rope_head_dim);
+        double q = a.q_lora_rank > 0
+                       ? h * d(a.q_lora_rank) + d(a.q_lora_rank) + d(a.q_lora_rank) * heads * qk
+                       : h * heads * qk;
+        double kv = h * d(a.kv_lora_rank + a.qk_rope_head_dim) + d(a.kv_lora_rank) +
+                    d(a.kv_lora_rank) * heads * d(a.qk_nope_head_dim + a.v_head_dim);
+        double o = heads * d(a.v_head_dim) * h;
+        return q + kv + o;
+    }
+    const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
+    double params = h * q + 2.0 * h * kv + q * h;
+    if (m.linear_bias) params += q + 2.0 * kv + h;
+    else if (m.qkv_bias) params += q + 2.0 * kv;
+    return params;
+}
+
+double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden) {
+    const double h = d(m.hidden), f = d(ffn_hidden);
+    if (m.mlp == MlpKind::SwiGlu) return 3.0 * h * f + (m.linear_bias ? 2.0 * f + h : 0.0);
+    return 2.0 * h * f + (m.linear_bias ? f + h : 0.0);
+}
+
+double routed_expert_params(const ModelSpec& m) { return mlp_params(m, m.moe.expert_ffn_hidden); }
+
+double moe_layer_params(const ModelSpec& m) {
+    const double router = d(m.hidden) * d(m.moe.experts);
+    return router + d(m.moe.experts) * routed_expert_params(m) +
+           d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden);
+}
+
+double layer_params(const ModelSpec& m, std::int64_t layer) {
+    const double mlp = m.layer_is_moe(layer) ? moe_layer_params(m) : mlp_params(m, m.ffn_hidden);
+    return attention_params_per_layer(m) + mlp + 2.0 * norm_params(m);
+}
+
+ParamCounts count_params(const ModelSpec& m) {
+    ParamCounts c;
+    const double h = d(m.hidden);
+    c.embedding = d(m.vocab) * h;
+    if (m.position == PositionKind::Learned) c.embedding += d(m.max_positions) * h;
+    c.output = m.tied_embeddings ? 0.0 : d(m.vocab) * h;
+    c.final_norm = norm_params(m);
+    const double moe_layers = d(m.moe_layer_count());
+    const double dense_layers = d(m.layers) - moe_layers;
+    c.attention = d(m.layers) * attention_params_per_layer(m);
+    c.norms = d(m.layers) * 2.0 * norm_params(m);
+    c.dense_mlp = dense_layers * mlp_params(m, m.ffn_hidden);
+    if (m.is_moe()) {
+        c.moe_experts = moe_layers * d(m.moe.experts) * routed_expert_params(m);
+        c.moe_shared = moe_layers * (moe_layer_params(m) - d(m.moe.experts) * routed_expert_params(m));
+    }
+    // A DeepSeek-V3 MTP module: two norms and a 2h -> h projection in front of one full layer
+    // (the last layer's kind), and a final norm. Training shares the embedding and output head
+    // with the main model, but the published 14e9 (and the checkpoint) count a copy of each.
+    if (m.mtp_layers > 0)
+        c.mtp = d(m.mtp_layers) * (2.0 * norm_params(m) + 2.0 * h * h + layer_params(m, m.layers - 1) +
+                                   norm_params(m) + 2.0 * d(m.vocab) * h);
+    return c;
+}
+
+double ParamCounts::total() const {
+    return embedding + output + final_norm + attention + dense_mlp + moe_experts + moe_shared +
+           norms;
+}
+
+double ParamCounts::active(const ModelSpec& m) const {
+    if (!m.is_moe()) return total();
+    const double inactive = d(m.moe_layer_count()) * d(m.moe.experts - m.moe.top_k) *
+                            routed_expert_params(m);
+    return total() - inactive;
+}
+
+}  // namespace sextant

@@ -1,0 +1,35 @@
+#pragma once
+// Parameter counts of a model, whole and per part, exactly as the framework allocates them
+// (no vocabulary padding: Megatron's padding is a few rows per TP rank).
+#include <cstdint>
+
+#include "spec/model_spec.hpp"
+
+namespace sextant {
+
+struct ParamCounts {
+    double embedding = 0;        // token (+ learned position) embeddings
+    double output = 0;           // output projection (0 when tied)
+    double final_norm = 0;
+    double attention = 0;        // all layers
+    double dense_mlp = 0;        // all dense-MLP layers
+    double moe_experts = 0;      // all routed experts of all MoE layers
+    double moe_shared = 0;       // shared experts and routers
+    double norms = 0;            // per-layer norms
+    double mtp = 0;              // multi-token-prediction modules
+
+    double total() const;
+    // Parameters touched by one token: routed experts count top_k of them.
+    double active(const ModelSpec& m) const;
+};
+
+ParamCounts count_params(const ModelSpec& m);
+
+double attention_params_per_layer(const ModelSpec& m);
+double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden);
+double norm_params(const ModelSpec& m);
+double routed_expert_params(const ModelSpec& m);      // one expert
+double moe_layer_params(const ModelSpec& m);          // router + experts + shared experts
+double layer_params(const ModelSpec& m, std::int64_t layer);
+
+}  // namespace sextant

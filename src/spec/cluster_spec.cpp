@@ -1,0 +1,93 @@
+#include "spec/cluster_spec.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace sextant {
+
+namespace {
+constexpr FieldDef kClusterFields[] = {
+    {"name", FieldType::String, "display name"},
+    {"preset", FieldType::String, "start from this topologies/ preset; other keys override it"},
+    {"gpu", FieldType::String, "GPU type, a topologies/gpus/ preset"},
+    {"gpus", FieldType::Integer, "total GPUs", "", "", 1},
+    {"gpus_per_node", FieldType::Integer, "GPUs per node (host)", "", "8", 1},
+    {"nvlink_domain_gpus", FieldType::Integer, "GPUs per NVLink/NVSwitch domain", "",
+     "gpus_per_node", 1},
+    {"nvlink_latency_us", FieldType::Number, "NVLink hop latency", "us", "profile", 0},
+    {"nic_gbps_per_gpu", FieldType::Number, "scale-out NIC line rate per GPU", "Gb/s", "", 1},
+    {"fabric", FieldType::String, "scale-out fabric", "", "infiniband", -1e300, 1e300,
+     "infiniband|roce|ethernet"},
+    {"rail_optimized", FieldType::Boolean, "NIC k of every node on leaf k", "", "true"},
+    {"leaf_gpus", FieldType::Integer, "GPUs under one leaf group (scalable unit)", "", "pod_gpus", 1},
+    {"leaf_oversubscription", FieldType::Number, "leaf down:up bandwidth", "", "1", 1},
+    {"pod_gpus", FieldType::Integer, "GPUs per pod (full bisection inside)", "", "all", 1},
+    {"pod_oversubscription", FieldType::Number, "bandwidth between pods is cut N:1", "", "1", 1},
+    {"nic_latency_us", FieldType::Number, "NIC-to-NIC latency through one leaf", "us", "2.0", 0},
+    {"switch_latency_us", FieldType::Number, "latency of each further switch tier", "us", "0.6", 0},
+    {"storage", FieldType::Object, "checkpoint storage, see /cluster/storage"},
+    {"source", FieldType::String, "where the description comes from"},
+};
+
+constexpr FieldDef kStorageFields[] = {
+    {"write_gbps", FieldType::Number, "aggregate write bandwidth", "GB/s", "", 0.001},
+    {"read_gbps", FieldType::Number, "aggregate read bandwidth", "GB/s", "write_gbps", 0.001},
+};
+
+FabricKind parse_fabric(const std::string& s) {
+    if (s == "roce") return FabricKind::RoCE;
+    if (s == "ethernet") return FabricKind::Ethernet;
+    return FabricKind::InfiniBand;
+}
+}  // namespace
+
+std::span<const FieldDef> cluster_fields() { return kClusterFields; }
+std::span<const FieldDef> storage_fields() { return kStorageFields; }
+
+ClusterSpec parse_cluster_fields(const json& object, const std::string& path, GpuSpec gpu) {
+    ObjectReader r(object, path, kClusterFields);
+    ClusterSpec c;
+    c.gpu = std::move(gpu);
+    c.name = r.string("name").value_or(c.gpu.name + " cluster");
+    c.gpus = r.require_integer("gpus");
+    c.gpus_per_node = r.integer("gpus_per_node").value_or(8);
+    c.nvlink_domain_gpus = r.integer("nvlink_domain_gpus").value_or(c.gpus_per_node);
+    c.nvlink_latency_us = r.number("nvlink_latency_us").value_or(0);
+    c.source = r.string("source").value_or("");
+    if (c.gpus % c.gpus_per_node != 0 && c.gpus > c.gpus_per_node)
+        throw InputError(r.path_of("gpus"), std::to_string(c.gpus),
+                         "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+    if (c.nvlink_domain_gpus % c.gpus_per_node != 0)
+        throw InputError(r.path_of("nvlink_domain_gpus"), std::to_string(c.nvlink_domain_gpus),
+                         "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+
+    FabricSpec& f = c.fabric;
+    f.kind = parse_fabric(r.string("fabric").value_or("infiniband"));
+    f.nic_gbps_per_gpu = r.require_number("nic_gbps_per_gpu");
+    f.rail_optimized = r.boolean("rail_optimized").value_or(true);
+    f.pod_gpus = r.integer("pod_gpus").value_or(0);
+    f.pod_oversubscription = r.number("pod_oversubscription").value_or(1.0);
+    f.leaf_gpus = r.integer("leaf_gpus").value_or(0);
+    f.leaf_oversubscription = r.number("leaf_oversubscription").value_or(1.0);
+    f.nic_latency_us = r.number("nic_latency_us").value_or(2.0);
+    f.switch_latency_us = r.number("switch_latency_us").value_or(0.6);
+    if (f.pod_gpus > 0 && f.pod_gpus % c.gpus_per_node != 0)
+        throw InputError(r.path_of("pod_gpus"), std::to_string(f.pod_gpus),
+                         "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+    if (f.leaf_gpus > 0 && f.leaf_gpus % c.gpus_per_node != 0)
+        throw InputError(r.path_of("leaf_gpus"), std::to_string(f.leaf_gpus),
+                         "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+    if (f.leaf_gpus > 0 && f.pod_gpus > 0 && f.pod_gpus % f.leaf_gpus != 0)
+        throw InputError(r.path_of("pod_gpus"), std::to_string(f.pod_gpus),
+                         "must be a multiple of leaf_gpus (" + std::to_string(f.leaf_gpus) + ")");
+
+    if (const json* s = r.raw("storage")) {
+        ObjectReader sr(*s, r.path_of("storage"), kStorageFields);
+        c.storage.write_gbps = sr.require_number("write_gbps");
+        c.storage.read_gbps = sr.number("read_gbps").value_or(c.storage.write_gbps);
+    }
+    return c;
+}
+
+}  // namespace sextant

@@ -1,0 +1,64 @@
+#pragma once
+// A cluster: the GPUs, their NVLink domains and the scale-out fabric. The shorthand of published
+// runs (gpu, gpus, gpus_per_node, nic_gbps_per_gpu, pod_gpus, pod_oversubscription) is a complete
+// cluster; the richer fields describe fat-tree tiers, latencies and storage.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "spec/fields.hpp"
+#include "spec/hardware_spec.hpp"
+
+namespace sextant {
+
+enum class FabricKind { InfiniBand, RoCE, Ethernet };
+
+// The scale-out network: a rail-optimized fat tree. Leaf switches join one rail of `leaf_gpus /
+// gpus_per_node` nodes; spines join leaves into a pod of `pod_gpus`; a core tier joins pods.
+struct FabricSpec {
+    FabricKind kind = FabricKind::InfiniBand;
+    double nic_gbps_per_gpu = 0;          // Gb/s, line rate of the GPU's NIC
+    bool rail_optimized = true;
+    std::int64_t leaf_gpus = 0;           // GPUs whose same-rail NICs share one leaf (0: = pod)
+    double leaf_oversubscription = 1.0;   // leaf down : up bandwidth
+    std::int64_t pod_gpus = 0;            // 0: one pod spans the cluster
+    double pod_oversubscription = 1.0;    // bandwidth between pods is cut N:1
+    double nic_latency_us = 2.0;          // one NIC-to-NIC hop through a leaf, software included
+    double switch_latency_us = 0.6;       // each further switch tier crossed
+};
+
+struct StorageSpec {
+    double write_gbps = 0;  // aggregate checkpoint write bandwidth, GB/s (0: not described)
+    double read_gbps = 0;
+};
+
+struct ClusterSpec {
+    std::string name;
+    GpuSpec gpu;
+    std::int64_t gpus = 0;
+    std::int64_t gpus_per_node = 8;
+    std::int64_t nvlink_domain_gpus = 0;  // GPUs sharing one NVLink domain (NVL72: 72)
+    double nvlink_latency_us = 0;         // 0: from the calibration profile
+    FabricSpec fabric;
+    StorageSpec storage;
+    std::string source;
+
+    std::int64_t nodes() const { return gpus / gpus_per_node; }
+};
+
+// `gpu_loader` turns a GPU name (at `path`) into its datasheet: the presets in topologies/gpus.
+template <class GpuLoader>
+ClusterSpec parse_cluster(const json& object, const std::string& path, GpuLoader&& gpu_loader);
+
+ClusterSpec parse_cluster_fields(const json& object, const std::string& path, GpuSpec gpu);
+std::span<const FieldDef> cluster_fields();
+std::span<const FieldDef> storage_fields();
+
+template <class GpuLoader>
+ClusterSpec parse_cluster(const json& object, const std::string& path, GpuLoader&& gpu_loader) {
+    ObjectReader r(object, path, cluster_fields());
+    GpuSpec gpu = gpu_loader(r.require_string("gpu"), r.path_of("gpu"));
+    return parse_cluster_fields(object, path, std::move(gpu));
+}
+
+}  // namespace sextant

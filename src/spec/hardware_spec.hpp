@@ -1,0 +1,37 @@
+#pragma once
+// A GPU's datasheet: peaks and capacities, with the source they come from. Measured efficiencies
+// live in calibration profiles, not here.
+#include <span>
+#include <string>
+
+#include "spec/fields.hpp"
+
+namespace sextant {
+
+enum class Precision { Fp32, Tf32, Fp16, Bf16, Fp8 };
+
+struct GpuSpec {
+    std::string name;
+    double bf16_tflops = 0;  // dense, no sparsity
+    double fp16_tflops = 0;
+    double fp8_tflops = 0;   // 0 where the GPU has no FP8 tensor cores
+    double tf32_tflops = 0;
+    double hbm_gib = 0;      // usable HBM as the driver reports it
+    double hbm_tbps = 0;     // HBM bandwidth, TB/s
+    double nvlink_gbps = 0;  // NVLink bandwidth per GPU per direction, GB/s
+    int nvlink_domain = 8;   // GPUs reachable over NVLink/NVSwitch
+    bool nvls = false;       // NVLink SHARP (in-switch reduction) available
+    double tdp_w = 0;
+    std::string source;
+
+    double peak_tflops(Precision p) const;
+};
+
+GpuSpec parse_gpu(const json& object, const std::string& path);
+std::span<const FieldDef> gpu_fields();
+
+Precision parse_precision(const std::string& text);
+std::string precision_name(Precision p);
+double precision_bytes(Precision p);
+
+}  // namespace sextant

@@ -1,0 +1,76 @@
+#pragma once
+// The shape of a decoder-only transformer: what parameter counts, FLOPs and activation memory
+// are computed from.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "spec/fields.hpp"
+
+namespace sextant {
+
+enum class NormKind { LayerNorm, RmsNorm };
+enum class MlpKind { Gelu, SwiGlu };
+enum class PositionKind { Learned, Rotary };
+enum class AttentionKind { Standard, MultiLatent };
+
+// Multi-head latent attention (DeepSeek-V2/V3): low-rank compressed queries and keys/values.
+struct LatentAttention {
+    std::int64_t q_lora_rank = 0;  // 0: queries are not compressed
+    std::int64_t kv_lora_rank = 0;
+    std::int64_t qk_nope_head_dim = 0;
+    std::int64_t qk_rope_head_dim = 0;
+    std::int64_t v_head_dim = 0;
+};
+
+struct MoeSpec {
+    std::int64_t experts = 0;  // routed experts; 0 = dense model
+    std::int64_t top_k = 0;
+    std::int64_t expert_ffn_hidden = 0;
+    std::int64_t shared_experts = 0;
+    std::int64_t shared_ffn_hidden = 0;    // per shared expert
+    std::int64_t first_dense_layers = 0;   // DeepSeek: the first k layers use a dense MLP
+    std::int64_t layer_frequency = 1;      // every n-th layer (after the dense ones) is MoE
+    double load_imbalance = 1.0;           // busiest expert's tokens over the mean
+};
+
+struct ModelSpec {
+    std::string name;
+    std::int64_t layers = 0;
+    std::int64_t hidden = 0;
+    std::int64_t ffn_hidden = 0;
+    std::int64_t heads = 0;
+    std::int64_t kv_heads = 0;
+    std::int64_t head_dim = 0;  // defaults to hidden / heads
+    std::int64_t vocab = 0;
+    std::int64_t max_positions = 0;  // learned position embeddings only
+    std::int64_t mtp_layers = 0;     // multi-token-prediction modules (DeepSeek-V3)
+    bool tied_embeddings = false;
+    bool linear_bias = false;
+    bool qkv_bias = false;
+    NormKind norm = NormKind::RmsNorm;
+    MlpKind mlp = MlpKind::SwiGlu;
+    PositionKind position = PositionKind::Rotary;
+    AttentionKind attention = AttentionKind::Standard;
+    LatentAttention mla;
+    MoeSpec moe;
+    std::string source;
+
+    bool is_moe() const { return moe.experts > 0; }
+    bool layer_is_moe(std::int64_t layer) const;
+    std::int64_t moe_layer_count() const;
+};
+
+// Parses a model object in Sextant's vocabulary (the published-runs one, with richer optional
+// fields), or a Hugging Face config.json (recognised by its field names). `path` is the JSON
+// pointer of the object for error messages.
+ModelSpec parse_model(const json& object, const std::string& path);
+ModelSpec parse_hf_config(const json& object, const std::string& path);
+bool looks_like_hf_config(const json& object);
+
+std::span<const FieldDef> model_fields();
+std::span<const FieldDef> moe_fields();
+std::span<const FieldDef> mla_fields();
+
+}  // namespace sextant

@@ -1,0 +1,54 @@
+#pragma once
+// The public facade of the spec stage: a scenario file in, validated specs out.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "spec/cluster_spec.hpp"
+#include "spec/layout_spec.hpp"
+#include "spec/model_spec.hpp"
+#include "spec/training_spec.hpp"
+
+namespace sextant {
+
+// Allowances for what no formula predicts exactly: the CUDA context, library workspaces and
+// the caching allocator's fragmentation.
+struct MemorySettings {
+    double context_gib = 1.5;        // CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers
+    double fragmentation = 0.05;     // fraction of allocated tensors lost to fragmentation
+};
+
+struct Scenario {
+    std::string name;
+    ModelSpec model;
+    ClusterSpec cluster;
+    TrainingSpec training;
+    LayoutSpec layout;
+    MemorySettings memory;
+    // Parts read by later stages with their own tables (calibration, reliability, stragglers,
+    // degraded_links): kept as JSON here, validated by their readers before anything runs.
+    json extensions = json::object();
+    std::filesystem::path base_dir;
+    // JSON pointers where seq_len and global_batch were written, for error messages.
+    std::string seq_len_path = "/seq_len";
+    std::string global_batch_path = "/global_batch";
+};
+
+Scenario load_scenario(const std::filesystem::path& file);
+Scenario parse_scenario(const json& document, const std::filesystem::path& base_dir);
+
+// A GPU datasheet by name (topologies/gpus/), or an InputError at `path` with suggestions.
+GpuSpec load_gpu(const std::string& name, const std::string& path);
+
+// Fills what the layout leaves open with the framework defaults (dp from the GPU count, vp 1,
+// microbatch 1, ZeRO 0, sequence parallel when tp > 1, no recompute) and checks every rule.
+Layout resolve_layout(const Scenario& scenario, const LayoutSpec& spec);
+
+// Every cross-field rule of a complete layout; throws InputError naming the JSON path and rule.
+void validate_layout(const Scenario& scenario, const Layout& layout);
+
+std::span<const FieldDef> scenario_fields();
+std::span<const FieldDef> memory_fields();
+
+}  // namespace sextant

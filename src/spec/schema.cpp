@@ -1,0 +1,24 @@
+#include <nlohmann/json.hpp>
+
+#include "spec/scenario.hpp"
+
+namespace sextant {
+
+std::vector<FieldTable> all_field_tables() {
+    return {
+        {"/", "a scenario (any published-runs entry is one)", scenario_fields()},
+        {"/model", "decoder-only transformer shape", model_fields()},
+        {"/model/moe", "mixture of experts", moe_fields()},
+        {"/model/attention", "multi-head latent attention", mla_fields()},
+        {"/cluster", "GPUs and fabric (shorthand or full)", cluster_fields()},
+        {"/cluster/storage", "checkpoint storage", storage_fields()},
+        {"/training", "batch, precision, optimizer", training_fields()},
+        {"/training/optimizer", "optimizer", optimizer_fields()},
+        {"/layout", "parallel layout; null = chosen by the planner or framework default",
+         layout_fields()},
+        {"/memory", "memory allowances", memory_fields()},
+        {"topologies/gpus/*.json", "GPU datasheet preset", gpu_fields()},
+    };
+}
+
+}  // namespace sextant
