@@ -1,0 +1,60 @@
+#include "planner/explain.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "report/table.hpp"
+
+namespace sextant {
+
+namespace {
+double cost(const PlanScore& s, const std::string& name) {
+    for (const auto& [n, v] : s.breakdown)
+        if (n == name) return v;
+    return 0.0;
+}
+
+// The cost with the largest difference in the given direction (runner-up minus winner).
+std::pair<std::string, double> largest_difference(const PlanScore& winner, const PlanScore& other, double sign) {
+    std::pair<std::string, double> best{"", 0.0};
+    for (const auto& [name, value] : other.breakdown) {
+        double d = sign * (value - cost(winner, name));
+        if (d > best.second) best = {name, d};
+    }
+    return best;
+}
+}  // namespace
+
+std::string layout_label(const Layout& l) {
+    std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
+    if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
+    if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
+    if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
+    s += fmt::format(" mb{} z{}", l.microbatch, l.zero_stage);
+    if (l.sequence_parallel) s += " sp";
+    if (l.recompute != Recompute::None) s += l.recompute == Recompute::Full ? " full" : " sel";
+    if (l.rank_order != Layout{}.rank_order) s += " " + rank_order_text(l.rank_order);
+    return s;
+}
+
+std::vector<std::string> explain_winner(const std::vector<Plan>& plans, std::size_t runners_up) {
+    std::vector<std::string> lines;
+    if (plans.empty()) return lines;
+    const Plan& w = plans.front();
+    for (std::size_t i = 1; i < plans.size() && i <= runners_up; ++i) {
+        const Plan& r = plans[i];
+        const double faster = r.simulated.step_time_s / w.simulated.step_time_s - 1.0;
+        std::string line = fmt::format("beats #{} ({}) by {:.1f}%", i + 1, layout_label(r.layout), 100.0 * faster);
+        auto saves = largest_difference(w.simulated, r.simulated, +1.0);
+        auto pays = largest_difference(w.simulated, r.simulated, -1.0);
+        if (saves.second > 0) line += fmt::format(": {} less {}", format_seconds(saves.second), saves.first);
+        if (pays.second > 0) line += fmt::format(", {} more {}", format_seconds(pays.second), pays.first);
+        const double headroom_w = w.simulated.capacity_bytes - w.simulated.peak_memory_bytes;
+        const double headroom_r = r.simulated.capacity_bytes - r.simulated.peak_memory_bytes;
+        line += fmt::format("; headroom {} vs {}", format_bytes(headroom_w), format_bytes(headroom_r));
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+}  // namespace sextant

@@ -1,0 +1,125 @@
+#include "planner/planner.hpp"
+
+#include <algorithm>
+#include <thread>
+#include <tuple>
+
+
+namespace sextant {
+
+namespace {
+auto knobs(const ScreenedCandidate& s) {
+    const Candidate& c = s.candidate;
+    return std::make_tuple(s.variant, c.tp, c.pp, c.cp, c.ep, c.vp, c.microbatch, c.first_trim, c.last_trim, c.zero_stage,
+                           c.sequence_parallel, static_cast<int>(c.recompute), c.rank_order);
+}
+
+// Keeps the `limit` best of a stream of candidates.
+void keep_best(std::vector<ScreenedCandidate>& best, std::size_t limit) {
+    std::sort(best.begin(), best.end(), better);
+    if (best.size() > limit) best.resize(limit);
+}
+
+std::vector<Variant> make_variants(const Scenario& base, const PlanOptions& o,
+                                   const EvaluatorFactory& factory) {
+    std::vector<std::int64_t> gpus = o.gpu_counts.empty() ? std::vector{base.cluster.gpus} : o.gpu_counts;
+    std::vector<std::int64_t> batches =
+        o.global_batches.empty() ? std::vector{base.training.global_batch} : o.global_batches;
+    std::vector<Variant> out;
+    for (auto g : gpus) {
+        for (auto b : batches) {
+            Variant v;
+            v.scenario = base;
+            v.scenario.cluster.gpus = g;
+            v.scenario.training.global_batch = b;
+            v.evaluator = factory(v.scenario);
+            out.push_back(std::move(v));
+        }
+    }
+    return out;
+}
+}  // namespace
+
+bool better(const ScreenedCandidate& a, const ScreenedCandidate& b) {
+    if (a.objective != b.objective) return a.objective > b.objective;
+    return knobs(a) < knobs(b);
+}
+
+Planner::Planner(const Scenario& scenario, PlanOptions options, const EvaluatorFactory& factory)
+    : fixed_(scenario.layout), options_(std::move(options)) {
+    if (options_.threads == 0) options_.threads = 1;
+    // The GPU count is what a sweep varies: a fixed dp would pin it.
+    if (!options_.gpu_counts.empty()) fixed_.dp.reset();
+    variants_ = make_variants(scenario, options_, factory);
+    for (const auto& v : variants_) candidates_.push_back(enumerate_candidates(v.scenario, fixed_, options_.search));
+}
+
+std::size_t Planner::candidate_count() const {
+    std::size_t n = 0;
+    for (const auto& c : candidates_) n += c.size();
+    return n;
+}
+
+double Planner::objective(const PlanScore& s) const {
+    return options_.objective == Objective::Mfu ? s.mfu : s.tokens_per_s;
+}
+
+std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
+    // Flatten (variant, index) so that threads and processes split one sequence.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> work;
+    std::size_t global = 0;
+    for (std::size_t v = 0; v < candidates_.size(); ++v)
+        for (std::size_t i = 0; i < candidates_[v].size(); ++i, ++global)
+            if (global % static_cast<std::size_t>(shard.count) == static_cast<std::size_t>(shard.index))
+                work.emplace_back(static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(i));
+
+    const std::size_t limit = options_.simulate_top;
+    const unsigned threads = std::max(1u, std::min<unsigned>(options_.threads, static_cast<unsigned>(work.size() / 64 + 1)));
+    std::vector<std::vector<ScreenedCandidate>> partial(threads);
+    auto run = [&](unsigned t) {
+        auto& best = partial[t];
+        const std::size_t begin = work.size() * t / threads, end = work.size() * (t + 1) / threads;
+        for (std::size_t w = begin; w < end; ++w) {
+            const auto [v, i] = work[w];
+            const Variant& variant = variants_[v];
+            const Candidate& c = candidates_[v][i];
+            PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
+            if (!score.fits) continue;
+            best.push_back({v, c, objective(score)});
+            if (best.size() >= 4 * limit + 64) keep_best(best, limit);
+        }
+        keep_best(best, limit);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run, t);
+    run(0);
+    for (auto& th : pool) th.join();
+
+    std::vector<ScreenedCandidate> merged;
+    for (auto& p : partial) merged.insert(merged.end(), p.begin(), p.end());
+    keep_best(merged, limit);
+    return merged;
+}
+
+std::vector<Plan> Planner::finish(std::vector<ScreenedCandidate> screened) const {
+    keep_best(screened, options_.simulate_top);
+    std::vector<Plan> plans;
+    for (const auto& s : screened) {
+        const Variant& variant = variants_[s.variant];
+        Plan p;
+        p.variant = s.variant;
+        p.candidate = s.candidate;
+        p.layout = to_layout(variant.scenario, fixed_, s.candidate);
+        p.screened = variant.evaluator->screen(p.layout);
+        p.simulated = variant.evaluator->simulate(p.layout);
+        plans.push_back(std::move(p));
+    }
+    std::stable_sort(plans.begin(), plans.end(), [&](const Plan& a, const Plan& b) {
+        ScreenedCandidate x{static_cast<std::uint32_t>(a.variant), a.candidate, objective(a.simulated)};
+        ScreenedCandidate y{static_cast<std::uint32_t>(b.variant), b.candidate, objective(b.simulated)};
+        return better(x, y);
+    });
+    return plans;
+}
+
+}  // namespace sextant

@@ -1,0 +1,81 @@
+#pragma once
+// `sextant plan`: screen every candidate layout with the closed form, simulate the best few,
+// rank them by the simulated objective. Deterministic for any thread or process count: the
+// order is total (objective, then the candidate's knobs).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "planner/evaluator.hpp"
+#include "planner/search_space.hpp"
+#include "spec/scenario.hpp"
+
+namespace sextant {
+
+enum class Objective { Mfu, TokensPerSecond };
+
+struct PlanOptions {
+    std::size_t top = 10;            // plans reported
+    std::size_t simulate_top = 50;   // screened candidates re-ranked by the simulator
+    unsigned threads = 1;
+    Objective objective = Objective::Mfu;
+    SearchOptions search;
+    std::vector<std::int64_t> gpu_counts;      // empty: the scenario's
+    std::vector<std::int64_t> global_batches;  // empty: the scenario's
+};
+
+// One point of the sweep over GPU count and global batch: a scenario and its cost models.
+struct Variant {
+    Scenario scenario;
+    std::unique_ptr<Evaluator> evaluator;
+};
+using EvaluatorFactory = std::function<std::unique_ptr<Evaluator>(const Scenario&)>;
+
+struct Plan {
+    std::size_t variant = 0;
+    Candidate candidate;
+    Layout layout;
+    PlanScore screened;
+    PlanScore simulated;
+};
+
+// A screened candidate, small enough to gather across processes.
+struct ScreenedCandidate {
+    std::uint32_t variant = 0;
+    Candidate candidate;
+    double objective = 0;
+};
+
+// Which share of the candidates this process screens (MPI rank / size; 0 / 1 alone).
+struct Shard {
+    int index = 0;
+    int count = 1;
+};
+
+class Planner {
+public:
+    Planner(const Scenario& scenario, PlanOptions options, const EvaluatorFactory& factory);
+
+    // The best `simulate_top` candidates of this shard by the closed-form objective, best first.
+    std::vector<ScreenedCandidate> screen(const Shard& shard) const;
+    // Merges screened lists (from threads or processes), simulates the best, ranks them.
+    std::vector<Plan> finish(std::vector<ScreenedCandidate> screened) const;
+
+    std::size_t candidate_count() const;
+    const std::vector<Variant>& variants() const { return variants_; }
+    const PlanOptions& options() const { return options_; }
+
+private:
+    double objective(const PlanScore& score) const;
+
+    LayoutSpec fixed_;
+    PlanOptions options_;
+    std::vector<Variant> variants_;
+    std::vector<std::vector<Candidate>> candidates_;  // per variant
+};
+
+// Total order used everywhere: higher objective first, then the candidate's knobs.
+bool better(const ScreenedCandidate& a, const ScreenedCandidate& b);
+
+}  // namespace sextant

@@ -1,0 +1,215 @@
+#include "planner/search_space.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace sextant {
+
+namespace {
+std::vector<std::int64_t> powers_of_two_up_to(std::int64_t limit) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t v = 1; v <= limit; v *= 2) out.push_back(v);
+    return out;
+}
+
+std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t d = 1; d <= std::min(n, limit); ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
+
+// Values of one knob: the fixed one, or the open range filtered by `ok`.
+template <class Ok>
+std::vector<std::int64_t> knob(const std::optional<std::int64_t>& fixed,
+                               const std::vector<std::int64_t>& range, Ok ok) {
+    if (fixed) return {*fixed};
+    std::vector<std::int64_t> out;
+    for (auto v : range)
+        if (ok(v)) out.push_back(v);
+    return out;
+}
+
+std::vector<std::int64_t> tp_values(const Scenario& s, const LayoutSpec& f) {
+    const ModelSpec& m = s.model;
+    // TP beyond two NVLink domains never pays: its all-reduces would cross the scale-out network
+    // twice per layer. Within that bound TP across nodes stays a candidate.
+    const std::int64_t limit = std::min<std::int64_t>(s.cluster.gpus, 2 * s.cluster.nvlink_domain_gpus);
+    return knob(f.tp, powers_of_two_up_to(limit), [&](std::int64_t t) {
+        bool kv_ok = m.attention != AttentionKind::Standard || m.kv_heads % t == 0;
+        bool ffn_ok = m.ffn_hidden == 0 || m.ffn_hidden % t == 0;
+        return m.heads % t == 0 && kv_ok && ffn_ok;
+    });
+}
+
+std::vector<std::int64_t> cp_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o) {
+    const std::int64_t seq = s.training.seq_len;
+    return knob(f.cp, powers_of_two_up_to(64), [&](std::int64_t c) {
+        return c == 1 || (seq % (2 * c) == 0 && seq / c >= o.min_tokens_per_cp_rank);
+    });
+}
+
+// The stage splits of `pp` stages: the explicit one, or every (first, last) trim that divides.
+std::vector<std::pair<std::int8_t, std::int8_t>> trims(const Scenario& s, const LayoutSpec& f,
+                                                       std::int64_t pp, const SearchOptions& o) {
+    if (f.stage_layers) return {{0, 0}};
+    std::vector<std::pair<std::int8_t, std::int8_t>> out;
+    const std::int64_t max_trim = pp >= 2 ? o.max_stage_trim : 0;
+    for (std::int64_t first = 0; first <= max_trim; ++first)
+        for (std::int64_t last = 0; last <= max_trim; ++last)
+            if (!trimmed_stage_split(s.model.layers, pp, first, last).empty())
+                out.emplace_back(static_cast<std::int8_t>(first), static_cast<std::int8_t>(last));
+    return out;
+}
+
+std::vector<std::int64_t> pp_values(const Scenario& s, const LayoutSpec& f, std::int64_t rest) {
+    return knob(f.pp, divisors_up_to(rest, s.model.layers), [&](std::int64_t p) {
+        if (f.stage_layers) return static_cast<std::int64_t>(f.stage_layers->size()) == p;
+        return p <= s.model.layers;
+    });
+}
+
+std::vector<std::int64_t> ep_values(const Scenario& s, const LayoutSpec& f, std::int64_t dp, std::int64_t cp) {
+    if (!s.model.is_moe()) return {1};
+    return knob(f.ep, powers_of_two_up_to(s.model.moe.experts), [&](std::int64_t e) {
+        return s.model.moe.experts % e == 0 && (dp * cp) % e == 0;
+    });
+}
+
+std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::int64_t>& split,
+                                    const SearchOptions& o) {
+    const std::int64_t pp = static_cast<std::int64_t>(split.size());
+    const std::int64_t fewest = *std::min_element(split.begin(), split.end());
+    const std::int64_t most = *std::max_element(split.begin(), split.end());
+    return knob(f.vp, powers_of_two_up_to(o.max_vp), [&](std::int64_t v) {
+        if (f.schedule) return (*f.schedule == Schedule::Interleaved) == (v > 1);
+        // Interleaving needs two stages and chunks of equal size on the full stages.
+        return v == 1 || (pp >= 2 && fewest >= v && most % v == 0);
+    });
+}
+
+std::vector<bool> sp_values(const LayoutSpec& f, std::int64_t tp) {
+    if (f.sequence_parallel) return {*f.sequence_parallel};
+    if (tp == 1) return {false};
+    return {true, false};
+}
+
+std::vector<Recompute> recompute_values(const LayoutSpec& f) {
+    if (f.recompute) return {*f.recompute};
+    return {Recompute::None, Recompute::Selective, Recompute::Full};
+}
+
+std::vector<std::uint8_t> order_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t pp,
+                                       std::int64_t dp) {
+    const auto& orders = candidate_rank_orders();
+    if (f.rank_order) {
+        for (std::size_t i = 0; i < orders.size(); ++i)
+            if (orders[i] == *f.rank_order) return {static_cast<std::uint8_t>(i)};
+        return {0};  // a custom order: carried by `fixed` into to_layout
+    }
+    if (!o.search_rank_order || pp == 1 || dp == 1) return {0};
+    std::vector<std::uint8_t> out(orders.size());
+    std::iota(out.begin(), out.end(), std::uint8_t{0});
+    return out;
+}
+}  // namespace
+
+const std::vector<std::array<ParallelDim, 5>>& candidate_rank_orders() {
+    static const std::vector<std::array<ParallelDim, 5>> orders = {
+        {ParallelDim::TP, ParallelDim::CP, ParallelDim::EP, ParallelDim::DP, ParallelDim::PP},
+        {ParallelDim::TP, ParallelDim::CP, ParallelDim::EP, ParallelDim::PP, ParallelDim::DP},
+    };
+    return orders;
+}
+
+namespace {
+// Every setting of the per-layout knobs (vp, microbatch, ZeRO, SP, recompute, rank order) on top
+// of a fixed shape (tp, cp, pp, stage split, ep).
+void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scenario& s, const LayoutSpec& f,
+                       const SearchOptions& o, const std::vector<std::int64_t>& split, std::int64_t dp) {
+    const auto microbatches = knob(f.microbatch, divisors_up_to(s.training.global_batch / dp, o.max_microbatch),
+                                   [](std::int64_t) { return true; });
+    const auto zero_stages = knob(f.zero_stage, {0, 1, 2, 3}, [](std::int64_t) { return true; });
+    const auto orders = order_values(f, o, shape.pp, dp);
+    for (auto vp : vp_values(f, split, o))
+        for (auto mb : microbatches)
+            for (auto zero : zero_stages)
+                for (bool sp : sp_values(f, shape.tp))
+                    for (Recompute rc : recompute_values(f))
+                        for (auto order : orders) {
+                            Candidate c = shape;
+                            c.vp = static_cast<std::int16_t>(vp);
+                            c.microbatch = static_cast<std::int16_t>(mb);
+                            c.zero_stage = static_cast<std::int8_t>(zero);
+                            c.sequence_parallel = sp;
+                            c.recompute = rc;
+                            c.rank_order = order;
+                            out.push_back(c);
+                        }
+}
+}  // namespace
+
+std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec& f,
+                                            const SearchOptions& o) {
+    std::vector<Candidate> out;
+    const std::int64_t gpus = s.cluster.gpus;
+    for (auto tp : tp_values(s, f)) {
+        for (auto cp : cp_values(s, f, o)) {
+            if (gpus % (tp * cp) != 0) continue;
+            for (auto pp : pp_values(s, f, gpus / (tp * cp))) {
+                const std::int64_t dp = gpus / (tp * cp * pp);
+                if ((f.dp && *f.dp != dp) || s.training.global_batch % dp != 0) continue;
+                for (auto [first, last] : trims(s, f, pp, o)) {
+                    const auto split = f.stage_layers ? *f.stage_layers
+                                                      : trimmed_stage_split(s.model.layers, pp, first, last);
+                    for (auto ep : ep_values(s, f, dp, cp)) {
+                        Candidate shape;
+                        shape.tp = static_cast<std::int16_t>(tp);
+                        shape.pp = static_cast<std::int16_t>(pp);
+                        shape.cp = static_cast<std::int16_t>(cp);
+                        shape.ep = static_cast<std::int16_t>(ep);
+                        shape.first_trim = first;
+                        shape.last_trim = last;
+                        add_knob_settings(out, shape, s, f, o, split, dp);
+                    }
+                }
+            }
+        }
+    }
+    return out;
+}
+
+Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
+    Layout l;
+    l.tp = c.tp;
+    l.pp = c.pp;
+    l.cp = c.cp;
+    l.ep = c.ep;
+    l.vp = c.vp;
+    l.dp = s.cluster.gpus / (l.tp * l.pp * l.cp);
+    l.microbatch = c.microbatch;
+    l.zero_stage = c.zero_stage;
+    l.sequence_parallel = c.sequence_parallel;
+    l.recompute = c.recompute;
+    l.schedule = f.schedule && l.vp == 1 ? *f.schedule : (l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
+    l.rank_order = f.rank_order ? *f.rank_order : candidate_rank_orders()[c.rank_order];
+    l.stage_layers = f.stage_layers ? *f.stage_layers
+                                    : trimmed_stage_split(s.model.layers, l.pp, c.first_trim, c.last_trim);
+    return l;
+}
+
+std::vector<std::int64_t> trimmed_stage_split(std::int64_t layers, std::int64_t pp, std::int64_t first_trim,
+                                              std::int64_t last_trim) {
+    if (pp == 1) return first_trim == 0 && last_trim == 0 ? std::vector<std::int64_t>{layers}
+                                                          : std::vector<std::int64_t>{};
+    const std::int64_t padded = layers + first_trim + last_trim;
+    if (padded % pp != 0) return {};
+    const std::int64_t middle = padded / pp;
+    if (middle - first_trim < 1 || middle - last_trim < 1) return {};
+    std::vector<std::int64_t> split(static_cast<std::size_t>(pp), middle);
+    split.front() -= first_trim;
+    split.back() -= last_trim;
+    return split;
+}
+
+}  // namespace sextant

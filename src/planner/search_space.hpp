@@ -1,0 +1,47 @@
+#pragma once
+// The layouts the planner considers: every combination of the knobs the scenario leaves open,
+// built valid by construction (each enumerated layout passes validate_layout).
+#include <cstdint>
+#include <vector>
+
+#include "spec/scenario.hpp"
+
+namespace sextant {
+
+struct SearchOptions {
+    std::int64_t max_microbatch = 16;
+    std::int64_t max_vp = 8;
+    std::int64_t min_tokens_per_cp_rank = 512;  // below this, CP only adds latency
+    std::int64_t max_stage_trim = 3;            // first/last stages may hold up to this many fewer layers
+    bool search_rank_order = true;
+};
+
+// A layout in 20 bytes: the planner holds hundreds of thousands of these.
+struct Candidate {
+    std::int16_t tp = 1, pp = 1, cp = 1, ep = 1, vp = 1, microbatch = 1;
+    // Layers the first and last stages hold below the middle ones (they also hold the embedding
+    // and the output layer with the loss); 0/0 with pp | layers is the even split.
+    std::int8_t first_trim = 0, last_trim = 0;
+    std::int8_t zero_stage = 0;
+    bool sequence_parallel = false;
+    Recompute recompute = Recompute::None;
+    std::uint8_t rank_order = 0;  // index into candidate_rank_orders()
+};
+
+// The rank orders worth trying: Megatron's default (DP outside TP/CP/EP, PP outermost) and PP
+// inside DP (pipeline neighbours on nearby nodes, DP groups spread across the fabric).
+const std::vector<std::array<ParallelDim, 5>>& candidate_rank_orders();
+
+// Every candidate for `scenario` (its cluster size and batch), honouring what `fixed` sets.
+std::vector<Candidate> enumerate_candidates(const Scenario& scenario, const LayoutSpec& fixed,
+                                            const SearchOptions& options);
+
+// Layers per stage when the first and last stages hold `first_trim` and `last_trim` fewer layers
+// than the middle ones; empty when that does not split the layers exactly.
+std::vector<std::int64_t> trimmed_stage_split(std::int64_t layers, std::int64_t pp, std::int64_t first_trim,
+                                              std::int64_t last_trim);
+
+// The full Layout of a candidate (dp from the GPU count, the stage split, the schedule).
+Layout to_layout(const Scenario& scenario, const LayoutSpec& fixed, const Candidate& c);
+
+}  // namespace sextant
