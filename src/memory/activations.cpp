@@ -1,0 +1,128 @@
+#include "memory/activations.hpp"
+
+#include <algorithm>
+
+namespace sextant {
+
+namespace {
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Elements per token of one layer's stored activations, split by how TP treats them.
+struct PerToken {
+    double replicated = 0;  // kept whole on every TP rank unless sequence parallel splits them
+    double sharded = 0;     // split across TP ranks
+};
+
+// Selective recompute follows the era: before flash attention it recomputes the attention core
+// (softmax and dropout, Korthikanti et al.); with flash attention, whose core stores nothing, it
+// recomputes the norms and the MLP activation function (Megatron-Core's recompute modules
+// "layernorm" and "mlp activation"): their outputs are not kept.
+bool recompute_cheap_ops(const RuntimeTraits& t, Recompute rc) {
+    return t.flash_attention && rc == Recompute::Selective;
+}
+
+PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t seq, Recompute rc) {
+    PerToken p;
+    const double h = d(m.hidden), heads = d(m.heads);
+    p.replicated += 2 * h;  // norm input (bytes: 2 per element)
+    if (!recompute_cheap_ops(t, rc)) p.replicated += 2 * h;  // norm output = QKV GEMM input
+    if (t.dropout) p.replicated += h;  // output dropout mask, 1 byte
+    double q, k, v;
+    if (m.attention == AttentionKind::MultiLatent) {
+        q = k = heads * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
+        v = heads * d(m.mla.v_head_dim);
+        p.replicated += 2 * d(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+    } else {
+        q = heads * d(m.head_dim);
+        k = v = d(m.kv_heads) * d(m.head_dim);
+    }
+    const double out_projection_input = m.attention == AttentionKind::MultiLatent ? v : q;
+    p.sharded += 2 * (q + k + v) + 2 * out_projection_input;
+    if (!t.flash_attention && rc == Recompute::None) {
+        // Softmax output (2 bytes), and with dropout its mask (1) and output (2): 5as or 2as.
+        p.sharded += (t.dropout ? 5.0 : 2.0) * heads * d(seq);
+    }
+    if (t.flash_attention) p.sharded += 4.0 * heads;  // fp32 log-sum-exp per head
+    return p;
+}
+
+// GeLU: fc1 output and GeLU output (2f + 2f bytes); SwiGLU: gate|up output and product
+// (4f + 2f). Recomputing the activation function drops its output.
+double swiglu_or_gelu(const ModelSpec& m, std::int64_t ffn, bool recompute_activation) {
+    const double fc1 = m.mlp == MlpKind::SwiGlu ? 4.0 * d(ffn) : 2.0 * d(ffn);
+    return fc1 + (recompute_activation ? 0.0 : 2.0 * d(ffn));
+}
+
+PerToken mlp_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t layer, Recompute rc) {
+    PerToken p;
+    const double h = d(m.hidden);
+    const bool cheap = recompute_cheap_ops(t, rc);
+    p.replicated += 2 * h;                // norm input
+    if (!cheap) p.replicated += 2 * h;    // norm output = first GEMM (or router) input
+    if (t.dropout) p.replicated += h;
+    if (!m.layer_is_moe(layer)) {
+        p.sharded += swiglu_or_gelu(m, m.ffn_hidden, cheap);
+        return p;
+    }
+    const MoeSpec& e = m.moe;
+    p.replicated += 4.0 * d(e.experts);  // fp32 router probabilities
+    // Each token visits top_k experts; the busiest rank sees load_imbalance times the mean.
+    p.sharded += e.load_imbalance * d(e.top_k) * (2 * h + swiglu_or_gelu(m, e.expert_ffn_hidden, cheap));
+    p.sharded += d(e.shared_experts) * swiglu_or_gelu(m, e.shared_ffn_hidden, cheap);
+    return p;
+}
+
+double tokens_per_microbatch(const Scenario& s, const Layout& l) {
+    return d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
+}
+
+double bytes_for(const PerToken& p, const Layout& l, double tokens) {
+    const double tp = d(l.tp);
+    const double replicated = l.sequence_parallel ? p.replicated / tp : p.replicated;
+    return tokens * (replicated + p.sharded / tp);
+}
+}  // namespace
+
+RuntimeTraits runtime_traits(const Scenario& s) {
+    RuntimeTraits t;
+    const std::string& fw = s.training.framework;
+    const bool early_megatron = fw.find("2021") != std::string::npos || fw.find("2022") != std::string::npos;
+    t.flash_attention = !early_megatron;
+    t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && early_megatron;
+    return t;
+}
+
+double layer_working_set_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
+    PerToken a = attention_per_token(s.model, t, s.training.seq_len, Recompute::None);
+    PerToken m = mlp_per_token(s.model, t, layer, Recompute::None);
+    return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded}, l, tokens_per_microbatch(s, l));
+}
+
+double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
+    const double tokens = tokens_per_microbatch(s, l);
+    if (l.recompute == Recompute::Full) {
+        // Only the layer input survives the forward pass.
+        const double input = 2.0 * d(s.model.hidden);
+        return tokens * (l.sequence_parallel ? input / d(l.tp) : input);
+    }
+    PerToken a = attention_per_token(s.model, t, s.training.seq_len, l.recompute);
+    PerToken m = mlp_per_token(s.model, t, layer, l.recompute);
+    return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded}, l, tokens);
+}
+
+double microbatches_in_flight(const Layout& l, std::int64_t stage, std::int64_t microbatches) {
+    const double m = d(microbatches);
+    switch (l.schedule) {
+        case Schedule::GPipe: return m;
+        case Schedule::OneFOneB: return std::min(m, d(l.pp - stage));
+        case Schedule::Interleaved: {
+            // Megatron's interleaved warm-up: 2(pp - stage - 1) + (vp - 1) pp chunks, plus the
+            // one in its first forward; each chunk is 1/vp of the stage's layers.
+            const double chunks = 2.0 * d(l.pp - stage - 1) + d(l.vp - 1) * d(l.pp) + 1.0;
+            return std::min(chunks, m * d(l.vp)) / d(l.vp);
+        }
+    }
+    return m;
+}
+
+}  // namespace sextant

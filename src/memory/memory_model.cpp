@@ -1,0 +1,94 @@
+#include "memory/memory_model.hpp"
+
+#include <algorithm>
+
+#include "memory/activations.hpp"
+#include "memory/stage_params.hpp"
+
+namespace sextant {
+
+namespace {
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+struct ModelStates {
+    double weights = 0, gradients = 0, optimizer = 0;
+};
+
+// Mixed-precision AdamW per parameter: 16-bit weights, gradients in grad_dtype, and an fp32
+// master copy plus two moments; ZeRO shards optimizer state (1), then gradients (2), then weights
+// (3) over the `shards` data-parallel ranks holding replicas.
+ModelStates model_states(const TrainingSpec& t, int zero, double params, double shards) {
+    const double weight_bytes = 2.0;
+    const double grad_bytes = precision_bytes(t.optimizer.grad_dtype);
+    const double optimizer_bytes = (t.optimizer.master_weights ? 4.0 : 0.0) + 2.0 * precision_bytes(t.optimizer.state_dtype);
+    ModelStates m;
+    m.weights = params * weight_bytes / (zero >= 3 ? shards : 1.0);
+    m.gradients = params * grad_bytes / (zero >= 2 ? shards : 1.0);
+    m.optimizer = t.optimizer.offload ? 0.0 : params * optimizer_bytes / (zero >= 1 ? shards : 1.0);
+    return m;
+}
+
+// The largest transient a stage allocates beside its stored activations.
+double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& traits, std::int64_t stage,
+                       const std::pair<std::int64_t, std::int64_t>& layers) {
+    const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
+    double largest = 0;
+    if (stage == l.pp - 1) {
+        // Logits of the vocab-parallel output layer in fp32 for the loss, and their gradient.
+        largest = std::max(largest, 2.0 * 4.0 * tokens * d(s.model.vocab) / d(l.tp));
+    }
+    if (l.recompute == Recompute::Full)
+        largest = std::max(largest, layer_working_set_bytes(s, l, traits, layers.first));
+    if (l.zero_stage >= 3) {
+        // The gathered weights of the current and the prefetched layer, and one layer's
+        // full-precision gradient before its reduce-scatter.
+        const StageParams one = layer_params_per_gpu(s.model, l, layers.first);
+        largest = std::max(largest, one.total() * (2.0 * 2.0 + precision_bytes(s.training.optimizer.grad_dtype)));
+    }
+    return largest;
+}
+}  // namespace
+
+MemoryReport estimate_memory(const Scenario& s, const Layout& l) {
+    MemoryReport report;
+    const RuntimeTraits traits = runtime_traits(s);
+    const auto ranges = stage_layer_ranges(l);
+    const std::int64_t microbatches = l.microbatches(s.training.global_batch);
+    const double dense_shards = d(l.dp * l.cp);
+    const double expert_shards = d(l.dp * l.cp) / d(l.ep);
+    report.capacity = Bytes(s.cluster.gpu.hbm_gib * kGiB);
+    for (std::int64_t stage = 0; stage < l.pp; ++stage) {
+        StageMemory m;
+        m.stage = stage;
+        const auto range = ranges[static_cast<std::size_t>(stage)];
+        m.layers = range.second - range.first;
+        const StageParams params = stage_params(s.model, l, stage);
+        const ModelStates dense = model_states(s.training, l.zero_stage, params.dense, dense_shards);
+        const ModelStates expert = model_states(s.training, l.zero_stage, params.expert, expert_shards);
+        m.weights = Bytes(dense.weights + expert.weights);
+        m.gradients = Bytes(dense.gradients + expert.gradients);
+        m.optimizer = Bytes(dense.optimizer + expert.optimizer);
+
+        double per_microbatch = 0;
+        for (std::int64_t layer = range.first; layer < range.second; ++layer)
+            per_microbatch += layer_activation_bytes(s, l, traits, layer);
+        if (stage == 0 && traits.dropout) {
+            // The embedding's dropout mask (1 byte per element); its backward needs nothing else.
+            const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
+            per_microbatch += tokens * d(s.model.hidden) / (l.sequence_parallel ? d(l.tp) : 1.0);
+        }
+        m.activations = Bytes(per_microbatch * microbatches_in_flight(l, stage, microbatches));
+        m.buffers = Bytes(temporary_bytes(s, l, traits, stage, range));
+        m.context = Bytes(s.memory.context_gib * kGiB);
+        const Bytes tensors = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;
+        m.fragmentation = tensors * s.memory.fragmentation;
+        if (m.total() > report.peak) {
+            report.peak = m.total();
+            report.peak_stage = stage;
+        }
+        report.stages.push_back(m);
+    }
+    return report;
+}
+
+}  // namespace sextant

@@ -1,0 +1,66 @@
+#include "memory/stage_params.hpp"
+
+#include "model/params.hpp"
+
+namespace sextant {
+
+namespace {
+double d(std::int64_t v) { return static_cast<double>(v); }
+}  // namespace
+
+std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layout& l) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+    std::int64_t first = 0;
+    for (auto n : l.stage_layers) {
+        ranges.emplace_back(first, first + n);
+        first += n;
+    }
+    return ranges;
+}
+
+StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64_t layer) {
+    const double tp = d(l.tp);
+    StageParams p;
+    // Norms are replicated across TP ranks; everything else is split by Megatron's TP.
+    p.dense = attention_params_per_layer(m) / tp + 2.0 * norm_params(m);
+    if (!m.layer_is_moe(layer)) {
+        p.dense += mlp_params(m, m.ffn_hidden) / tp;
+        return p;
+    }
+    p.dense += d(m.hidden) * d(m.moe.experts);  // router, replicated
+    p.dense += d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp;
+    p.expert = d(m.moe.experts) / d(l.ep) * routed_expert_params(m) / tp;
+    return p;
+}
+
+StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage) {
+    const auto range = stage_layer_ranges(l)[static_cast<std::size_t>(stage)];
+    StageParams p;
+    for (std::int64_t layer = range.first; layer < range.second; ++layer) {
+        StageParams lp = layer_params_per_gpu(m, l, layer);
+        p.dense += lp.dense;
+        p.expert += lp.expert;
+    }
+    const double tp = d(l.tp), h = d(m.hidden), vocab_shard = d(m.vocab) * h / tp;
+    const bool first = stage == 0, last = stage == l.pp - 1;
+    if (first) {
+        p.dense += vocab_shard;
+        if (m.position == PositionKind::Learned) p.dense += d(m.max_positions) * h;
+    }
+    if (last) {
+        // With pp > 1 a tied output layer still needs the embedding on the last stage: Megatron
+        // keeps a copy there and all-reduces its gradient with the first stage.
+        if (!m.tied_embeddings || l.pp > 1) p.dense += vocab_shard;
+        p.dense += norm_params(m);
+        // Each MTP module: a layer of the last layer's kind, a 2h -> h projection and norms; it
+        // shares the embedding and output head already counted.
+        for (std::int64_t k = 0; k < m.mtp_layers; ++k) {
+            StageParams lp = layer_params_per_gpu(m, l, m.layers - 1);
+            p.dense += lp.dense + 2.0 * h * h / tp + 3.0 * norm_params(m);
+            p.expert += lp.expert;
+        }
+    }
+    return p;
+}
+
+}  // namespace sextant
