@@ -2,6 +2,7 @@
 // The "comm" section of a calibration profile: what the collective model needs to know about a
 // GPU's NVLink domain and NICs that a datasheet does not say (achieved fractions of line rate,
 // latencies, NVLS). Owned by the collective model; read by the profile loader.
+#include <span>
 #include <string>
 
 #include "spec/fields.hpp"
@@ -23,5 +24,6 @@ struct CommCalibration {
 
 // Reads the "comm" object of a profile; absent keys keep the defaults above.
 CommCalibration parse_comm_calibration(const json& object, const std::string& path);
+std::span<const FieldDef> comm_calibration_fields();
 
 }  // namespace sextant

@@ -1,10 +1,13 @@
 #pragma once
 // A calibration profile: what one GPU type achieves (GEMM, attention, memory-bound kernels,
 // collectives), measured by sextant-calibrate or taken from published numbers, with provenance.
-// Cost models ask it for achieved throughput at a shape; it interpolates between measured points.
+// Cost models ask it for achieved throughput at a shape; it interpolates between measured points
+// (inverse-distance weighting in log2 of the dimensions: exact at measured points, bounded by
+// their range, flat outside it).
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,9 +16,17 @@
 
 namespace sextant {
 
+// Multipliers that `sextant calibrate fit` adjusts to match a live cluster: achieved compute,
+// achieved communication bandwidth, and how much of the overlappable communication hides.
+struct ProfileFactors {
+    double compute = 1.0;
+    double communication = 1.0;
+    double overlap = 1.0;
+};
+
 class CalibrationProfile {
 public:
-    // calibration/<gpu name>.json when it exists, else datasheet-derived defaults (documented).
+    // calibration/<gpu name>.json when it exists, else an InputError naming the missing profile.
     static CalibrationProfile for_gpu(const GpuSpec& gpu);
     static CalibrationProfile load(const std::filesystem::path& file, const GpuSpec& gpu);
     static CalibrationProfile from_json(const json& document, const std::string& path, const GpuSpec& gpu);
@@ -28,14 +39,18 @@ public:
     // Achieved HBM bandwidth of memory-bound kernels (norms, elementwise, optimizer), TB/s.
     double memory_tbps() const;
     const CommCalibration& comm() const;
+    const ProfileFactors& factors() const;
+    CalibrationProfile with_factors(const ProfileFactors& factors) const;
 
-    const std::string& gpu_name() const;
+    const GpuSpec& gpu() const;
     const std::string& source() const;  // provenance summary
 
-    struct Data;  // defined in profile.cpp
+    struct Data;
 
 private:
     std::shared_ptr<const Data> data_;
 };
+
+std::span<const FieldDef> profile_fields();
 
 }  // namespace sextant
