@@ -1,10 +1,13 @@
 #pragma once
-// Collective costs on a cluster graph, NCCL-style: algorithm and protocol chosen as NCCL's tuner
-// does, with contention when many groups run at once.
+// Collective costs on a cluster graph, NCCL-style: ring, tree, NVLS and hierarchical algorithms
+// with the LL, LL128 and Simple protocols, each a latency term and a bandwidth term; the fastest
+// is chosen per size, as NCCL's tuner does. Contention comes from the group's shape on the graph
+// (every concurrent group's flows routed at once).
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "collective/group_shape.hpp"
 #include "core/units.hpp"
 #include "profile/comm_calibration.hpp"
 #include "spec/cluster_spec.hpp"
@@ -18,20 +21,26 @@ struct CollectiveResult {
     Seconds time;
     double algbw_gbps = 0;  // bytes / time, GB/s (nccl-tests convention)
     double busbw_gbps = 0;  // algbw x the op's bus factor (nccl-tests convention)
-    std::string algorithm;  // e.g. "ring/simple", "nvls/simple", "tree/ll128", "hier-ring"
+    std::string algorithm;  // e.g. "ring/simple", "nvls/simple", "tree/ll128", "hierarchical/simple"
 };
 
 class NetworkModel {
 public:
-    NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration);
+    NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor = 1.0);
     ~NetworkModel();
     NetworkModel(NetworkModel&&) noexcept;
     NetworkModel& operator=(NetworkModel&&) noexcept;
 
+    // Routes the group and its concurrent groups over the graph: do it once per group shape.
+    GroupShape analyse(const GroupPlacement& group, bool with_all_to_all = false) const;
+
     // `bytes` is the nccl-tests "size": the buffer of all_reduce/broadcast/reduce, the gathered
     // output of all_gather, the input of reduce_scatter, the send buffer of all_to_all, the
-    // message of send/recv. All `group.concurrent_groups` groups run the same op at once.
+    // message of send/recv. Pure arithmetic on the shape: well under a microsecond.
+    CollectiveResult cost(CollectiveOp op, Bytes bytes, const GroupShape& shape) const;
     CollectiveResult cost(CollectiveOp op, Bytes bytes, const GroupPlacement& group) const;
+
+    const ClusterGraph& graph() const;
 
 private:
     struct Impl;
@@ -39,6 +48,7 @@ private:
 };
 
 std::string op_name(CollectiveOp op);
+CollectiveOp parse_op(const std::string& name, const std::string& path);  // InputError with suggestions
 double bus_factor(CollectiveOp op, std::int64_t ranks);  // nccl-tests busbw / algbw
 
 }  // namespace sextant

@@ -3,6 +3,7 @@
 // order (fastest-varying dimension first, Megatron default tp-cp-ep-dp-pp) and rank r runs on
 // GPU r. Nothing assumes TP stays inside a node: the group is whatever the mapping gives.
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "spec/cluster_spec.hpp"
@@ -13,10 +14,20 @@ namespace sextant {
 struct GroupPlacement {
     std::vector<std::int64_t> gpus;     // global GPU ids of one representative group, in rank order
     std::int64_t concurrent_groups = 1; // groups of this dimension that run the same collective at once
+    // GPU offsets that map the representative onto each concurrent group (the first is 0); empty
+    // means the concurrent groups are described by their count only and never share a link.
+    std::vector<std::int64_t> offsets;
 };
 
-// The group of `dim` that contains `rank` (default: rank 0), and how many such groups exist.
-GroupPlacement place_group(const ClusterSpec& cluster, const Layout& layout, ParallelDim dim,
-                           std::int64_t rank = 0);
+// The group of `dim` that contains rank 0, and every concurrent group of that dimension as an
+// offset. The data-parallel group spans the EP coordinate too (EP is carved out of DP).
+GroupPlacement place_group(const Layout& layout, ParallelDim dim);
+// The group spanning several dimensions at once (Megatron reduces dense gradients over dp x cp).
+GroupPlacement place_group(const Layout& layout, std::initializer_list<ParallelDim> dims);
+
+// `count` disjoint translations of `gpus` inside a cluster of `total` GPUs, smallest first: the
+// concurrent groups of a synthetic placement (the collective command's --concurrent-groups).
+std::vector<std::int64_t> disjoint_offsets(const std::vector<std::int64_t>& gpus, std::int64_t count,
+                                           std::int64_t total);
 
 }  // namespace sextant

@@ -1,0 +1,193 @@
+#include "collective/network_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/suggest.hpp"
+
+namespace sextant {
+
+namespace {
+// NCCL's protocols trade latency for bandwidth. LL sends 8-byte words with inline flags and runs
+// on few channels; LL128 keeps 120 of every 128 bytes; Simple moves raw buffers but pays more
+// per step and needs large messages to fill its pipeline. The constants place the crossovers
+// where NCCL's tuner puts them (LL to ~512 KB, LL128 to tens of MB, Simple above; the H200 log
+// of reference-data.md 12c shows Ring/LL up to 1 MiB).
+struct Protocol {
+    const char* name;
+    double latency_factor;
+    double bandwidth_factor;
+    bool pipeline_ramp;
+};
+constexpr std::array<Protocol, 3> kProtocols = {{{"ll", 1.0, 0.15, false},
+                                                 {"ll128", 1.6, 0.80, false},
+                                                 {"simple", 3.0, 1.00, true}}};
+
+// Simple's bandwidth ramps as S / (S + S0): S0 = 24 MiB matches the 64-256 MiB part of the
+// 8 x H200 NVLS sweep (reference-data.md 12c: 346, 402, 436 GB/s of 482).
+constexpr double kSimpleHalfBandwidthBytes = 24.0 * 1024 * 1024;
+
+struct Candidate {
+    const char* algorithm;
+    double latency;    // seconds, before the protocol factor
+    double bandwidth;  // seconds at full protocol efficiency
+    bool simple_only;
+};
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+}  // namespace
+
+struct NetworkModel::Impl {
+    ClusterSpec cluster;
+    CommCalibration calibration;
+    double factor = 1.0;
+    ClusterGraph graph;
+    Impl(const ClusterSpec& c, const CommCalibration& k, double f) : cluster(c), calibration(k), factor(f), graph(c) {}
+
+    double nvlink_bytes_per_s() const { return cluster.gpu.nvlink_gbps * 1e9 * calibration.nvlink_ring_efficiency * factor; }
+    double nvlink_latency() const { return calibration.nvlink_latency_us * 1e-6; }
+    double network_latency() const { return calibration.network_latency_us * 1e-6; }
+
+    std::vector<Candidate> candidates(CollectiveOp op, double S, const GroupShape& g) const;
+};
+
+NetworkModel::NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor)
+    : impl_(std::make_unique<Impl>(cluster, calibration, communication_factor)) {}
+NetworkModel::~NetworkModel() = default;
+NetworkModel::NetworkModel(NetworkModel&&) noexcept = default;
+NetworkModel& NetworkModel::operator=(NetworkModel&&) noexcept = default;
+
+const ClusterGraph& NetworkModel::graph() const { return impl_->graph; }
+
+GroupShape NetworkModel::analyse(const GroupPlacement& group, bool with_all_to_all) const {
+    return analyse_group(impl_->graph, group, impl_->calibration.nic_efficiency * impl_->factor, with_all_to_all);
+}
+
+std::vector<Candidate> NetworkModel::Impl::candidates(CollectiveOp op, double S, const GroupShape& g) const {
+    const double n = d(g.ranks), m = d(g.domains), per = d(g.per_domain);
+    const double B = nvlink_bytes_per_s();
+    const double lat_step = g.domains > 1 ? network_latency() : nvlink_latency();
+    const double net = g.ring_seconds_per_byte;  // per byte of one ring crossing
+    std::vector<Candidate> out;
+    // A ring over all members: intra-domain edges on NVLink, domain crossings split over `per`
+    // channels (one NIC each); the slower side bounds the pipelined ring.
+    auto ring = [&](double steps) {
+        const double per_edge = steps * S / n;
+        const double intra = g.per_domain > 1 ? per_edge / B : 0.0;
+        const double inter = g.domains > 1 ? per_edge / per * net : 0.0;
+        return Candidate{"ring", steps * lat_step, std::max(intra, inter), false};
+    };
+    switch (op) {
+        case CollectiveOp::AllReduce: {
+            out.push_back(ring(2 * (n - 1)));
+            if (g.domains == 1 && cluster.gpu.nvls && g.ranks > 2) {
+                // NVLink SHARP reduces in the switch: each GPU sends and receives the buffer once,
+                // at the algbw the 8-GPU busbw of the calibration implies.
+                const double algbw = cluster.gpu.nvlink_gbps * 1e9 * calibration.nvls_allreduce_efficiency * factor / 1.75;
+                out.push_back({"nvls", 2 * nvlink_latency(), S / algbw, true});
+            }
+            if (g.domains > 1) {
+                const double tree_inter = 2 * S / per * net;
+                out.push_back({"tree", 2 * (std::ceil(std::log2(m)) * network_latency() + (per - 1) * nvlink_latency()),
+                               std::max(S / B, tree_inter), false});
+            }
+            if (g.domains > 1 && g.per_domain > 1) {
+                // Reduce-scatter inside each domain, all-reduce across domains rail by rail on a
+                // 1/per share, all-gather inside each domain; chunks pipeline the three phases,
+                // so the slower of NVLink and network bounds it. The network carries
+                // 2(m-1)/m of a share where a flat ring carries 2(n-1)/n.
+                const double intra = 2 * (per - 1) / per * S / B;
+                const double inter = 2 * (m - 1) / m * S / per * net;
+                out.push_back({"hierarchical", 2 * (per - 1) * nvlink_latency() + 2 * (m - 1) * network_latency(),
+                               std::max(intra, inter), false});
+            }
+            break;
+        }
+        case CollectiveOp::AllGather:
+        case CollectiveOp::ReduceScatter: out.push_back(ring(n - 1)); break;
+        case CollectiveOp::Broadcast:
+        case CollectiveOp::Reduce: {
+            Candidate c = ring(n - 1);
+            c.bandwidth = std::max(g.per_domain > 1 ? S / B : 0.0, g.domains > 1 ? S / per * net : 0.0);
+            out.push_back(c);
+            break;
+        }
+        case CollectiveOp::AllToAll: {
+            const double intra = (per - 1) / n * S / B;
+            const double inter = g.domains > 1 ? S / n * g.all_to_all_seconds_per_byte : 0.0;
+            out.push_back({"all_to_all", 2 * lat_step + (n - 1) * 0.1e-6, std::max(intra, inter), false});
+            break;
+        }
+        case CollectiveOp::SendRecv: {
+            const double bw = g.domains > 1 ? S * net : S / (cluster.gpu.nvlink_gbps * 1e9 * factor);
+            out.push_back({"p2p", lat_step, bw, false});
+            break;
+        }
+    }
+    return out;
+}
+
+CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupShape& shape) const {
+    CollectiveResult best;
+    const double S = std::max(bytes.value(), 1.0);
+    if (shape.ranks <= 1 && op != CollectiveOp::SendRecv) {
+        best.algorithm = "none";
+        return best;
+    }
+    double best_time = std::numeric_limits<double>::infinity();
+    for (const Candidate& c : impl_->candidates(op, S, shape)) {
+        for (const Protocol& p : kProtocols) {
+            if (c.simple_only && !p.pipeline_ramp) continue;
+            const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
+            const double t = c.latency * p.latency_factor + c.bandwidth / p.bandwidth_factor * ramp;
+            if (t < best_time) {
+                best_time = t;
+                best.algorithm = std::string(c.algorithm) + "/" + p.name;
+            }
+        }
+    }
+    best.time = Seconds(best_time);
+    best.algbw_gbps = S / best_time / 1e9;
+    best.busbw_gbps = best.algbw_gbps * bus_factor(op, shape.ranks);
+    return best;
+}
+
+CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupPlacement& group) const {
+    return cost(op, bytes, analyse(group, op == CollectiveOp::AllToAll));
+}
+
+double bus_factor(CollectiveOp op, std::int64_t ranks) {
+    const double n = d(ranks);
+    switch (op) {
+        case CollectiveOp::AllReduce: return 2 * (n - 1) / n;
+        case CollectiveOp::AllGather:
+        case CollectiveOp::ReduceScatter:
+        case CollectiveOp::AllToAll: return (n - 1) / n;
+        default: return 1.0;
+    }
+}
+
+std::string op_name(CollectiveOp op) {
+    switch (op) {
+        case CollectiveOp::AllReduce: return "all_reduce";
+        case CollectiveOp::AllGather: return "all_gather";
+        case CollectiveOp::ReduceScatter: return "reduce_scatter";
+        case CollectiveOp::Broadcast: return "broadcast";
+        case CollectiveOp::Reduce: return "reduce";
+        case CollectiveOp::AllToAll: return "all_to_all";
+        case CollectiveOp::SendRecv: return "send_recv";
+    }
+    return "";
+}
+
+CollectiveOp parse_op(const std::string& name, const std::string& path) {
+    const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv"};
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name) return static_cast<CollectiveOp>(i);
+    throw InputError(path, "\"" + name + "\"", "unknown collective; " + suggestion_text(name, names));
+}
+
+}  // namespace sextant

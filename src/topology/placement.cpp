@@ -1,0 +1,72 @@
+#include "topology/placement.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace sextant {
+
+namespace {
+std::int64_t degree(const Layout& l, ParallelDim d) {
+    switch (d) {
+        case ParallelDim::TP: return l.tp;
+        case ParallelDim::CP: return l.cp;
+        case ParallelDim::EP: return l.ep;
+        case ParallelDim::DP: return l.dp / l.ep;  // EP is carved out of DP: dp = ep x (dp / ep)
+        case ParallelDim::PP: return l.pp;
+    }
+    return 1;
+}
+
+// Every rank whose coordinates are zero outside `member` dimensions and vary inside them.
+std::vector<std::int64_t> span_of(const std::array<std::int64_t, 5>& size, const std::array<std::int64_t, 5>& stride,
+                                  const std::array<bool, 5>& member) {
+    std::vector<std::int64_t> ranks{0};
+    for (std::size_t i = 0; i < 5; ++i) {
+        if (!member[i]) continue;
+        std::vector<std::int64_t> next;
+        next.reserve(ranks.size() * static_cast<std::size_t>(size[i]));
+        for (std::int64_t c = 0; c < size[i]; ++c)
+            for (auto r : ranks) next.push_back(r + c * stride[i]);
+        ranks = std::move(next);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+}
+}  // namespace
+
+GroupPlacement place_group(const Layout& l, ParallelDim dim) { return place_group(l, {dim}); }
+
+GroupPlacement place_group(const Layout& l, std::initializer_list<ParallelDim> dims) {
+    std::array<std::int64_t, 5> stride{}, size{};
+    std::array<bool, 5> member{};
+    std::int64_t s = 1;
+    for (std::size_t i = 0; i < 5; ++i) {
+        const ParallelDim d = l.rank_order[i];
+        size[i] = degree(l, d);
+        stride[i] = s;
+        s *= size[i];
+        for (ParallelDim dim : dims) member[i] = member[i] || d == dim || (dim == ParallelDim::DP && d == ParallelDim::EP);
+    }
+    GroupPlacement g;
+    g.gpus = span_of(size, stride, member);
+    std::array<bool, 5> others{};
+    for (std::size_t i = 0; i < 5; ++i) others[i] = !member[i];
+    g.offsets = span_of(size, stride, others);
+    g.concurrent_groups = static_cast<std::int64_t>(g.offsets.size());
+    return g;
+}
+
+std::vector<std::int64_t> disjoint_offsets(const std::vector<std::int64_t>& gpus, std::int64_t count, std::int64_t total) {
+    std::vector<bool> used(static_cast<std::size_t>(total), false);
+    std::vector<std::int64_t> offsets;
+    const std::int64_t top = *std::max_element(gpus.begin(), gpus.end());
+    for (std::int64_t o = 0; o + top < total && static_cast<std::int64_t>(offsets.size()) < count; ++o) {
+        bool free = std::none_of(gpus.begin(), gpus.end(), [&](std::int64_t g) { return used[static_cast<std::size_t>(g + o)]; });
+        if (!free) continue;
+        for (auto g : gpus) used[static_cast<std::size_t>(g + o)] = true;
+        offsets.push_back(o);
+    }
+    return offsets;
+}
+
+}  // namespace sextant

@@ -1,0 +1,151 @@
+// The collective model against nccl-tests conventions and published sweeps
+// (reference-data.md section 12), and contention on oversubscribed tiers.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "collective/network_model.hpp"
+#include "profile/profile.hpp"
+#include "spec/presets.hpp"
+#include "spec/scenario.hpp"
+
+using namespace sextant;
+
+namespace {
+ClusterSpec cluster(const char* preset, std::int64_t gpus = 0) {
+    json c = load_preset("topologies", preset, "/cluster");
+    if (gpus) c["gpus"] = gpus;
+    return parse_cluster(c, "/cluster", load_gpu);
+}
+
+NetworkModel model(const ClusterSpec& c) {
+    CalibrationProfile p = CalibrationProfile::for_gpu(c.gpu);
+    return NetworkModel(c, p.comm());
+}
+
+GroupPlacement group(std::vector<std::int64_t> gpus, std::vector<std::int64_t> offsets = {0}) {
+    GroupPlacement g;
+    g.gpus = std::move(gpus);
+    g.offsets = std::move(offsets);
+    g.concurrent_groups = static_cast<std::int64_t>(g.offsets.size());
+    return g;
+}
+
+std::vector<std::int64_t> range(std::int64_t n, std::int64_t stride = 1) {
+    std::vector<std::int64_t> v;
+    for (std::int64_t i = 0; i < n; ++i) v.push_back(i * stride);
+    return v;
+}
+}  // namespace
+
+TEST_CASE("nccl-tests bus bandwidth factors") {
+    CHECK(bus_factor(CollectiveOp::AllReduce, 8) == doctest::Approx(2.0 * 7 / 8));
+    CHECK(bus_factor(CollectiveOp::AllGather, 8) == doctest::Approx(7.0 / 8));
+    CHECK(bus_factor(CollectiveOp::ReduceScatter, 16) == doctest::Approx(15.0 / 16));
+    CHECK(bus_factor(CollectiveOp::Broadcast, 8) == 1.0);
+}
+
+TEST_CASE("large ring collectives approach the closed forms 2(n-1)/n and (n-1)/n") {
+    // Without NVLS (A100), a 16 GiB all-reduce moves 2(n-1)/n of the buffer per GPU at the ring
+    // bandwidth, an all-gather (n-1)/n: their times differ by 2x up to latency and ramp.
+    ClusterSpec c = cluster("dgx-a100-superpod");
+    NetworkModel m = model(c);
+    const GroupShape node = m.analyse(group(range(8)));
+    const double S = 16.0 * 1024 * 1024 * 1024;
+    const double ar = m.cost(CollectiveOp::AllReduce, Bytes(S), node).time.value();
+    const double ag = m.cost(CollectiveOp::AllGather, Bytes(S), node).time.value();
+    CHECK(ar / ag == doctest::Approx(2.0).epsilon(0.01));
+    const double ring_bw = 300e9 * CalibrationProfile::for_gpu(c.gpu).comm().nvlink_ring_efficiency;
+    CHECK(ag == doctest::Approx(7.0 / 8 * S / ring_bw).epsilon(0.01));
+}
+
+TEST_CASE("8 x A100 all-reduce sweep (reference-data.md 12a): within 15% from 64 MB, 35% below") {
+    const std::pair<double, double> measured[] = {
+        {32768, 43.83}, {65536, 46.80}, {131072, 51.76}, {262144, 61.38}, {524288, 80.40},
+        {1048576, 101.9}, {2097152, 101.4}, {4194304, 101.5}, {8388608, 133.5}, {16777216, 276.6},
+        {33554432, 424.0}, {67108864, 684.6}, {134217728, 1327.6}, {268435456, 2420.6},
+        {536870912, 4218.4}, {1073741824, 8203.9}, {2147483648, 16240}, {4294967296, 32136},
+        {8589934592, 64074}, {17179869184, 127997}};
+    ClusterSpec c = cluster("dgx-a100-superpod");
+    NetworkModel m = model(c);
+    const GroupShape node = m.analyse(group(range(8)));
+    for (const auto& [bytes, us] : measured) {
+        CAPTURE(bytes);
+        const double predicted = m.cost(CollectiveOp::AllReduce, Bytes(bytes), node).time.value() * 1e6;
+        CHECK(predicted == doctest::Approx(us).epsilon(bytes >= 64.0 * 1024 * 1024 ? 0.15 : 0.35));
+    }
+}
+
+TEST_CASE("8 x H100 large all-reduce: ~370 GB/s busbw as a ring, ~480 with NVLS") {
+    ClusterSpec c = cluster("dgx-h100-superpod");
+    NetworkModel m = model(c);
+    const GroupShape node = m.analyse(group(range(8)));
+    const double S = 16.0 * 1024 * 1024 * 1024;
+    CollectiveResult nvls = m.cost(CollectiveOp::AllReduce, Bytes(S), node);
+    CHECK(nvls.algorithm == "nvls/simple");
+    CHECK(nvls.busbw_gbps == doctest::Approx(480).epsilon(0.03));
+    c.gpu.nvls = false;
+    NetworkModel ring_only = model(c);
+    CollectiveResult ring = ring_only.cost(CollectiveOp::AllReduce, Bytes(S), ring_only.analyse(group(range(8))));
+    CHECK(ring.algorithm == "ring/simple");
+    CHECK(ring.busbw_gbps == doctest::Approx(370).epsilon(0.03));
+}
+
+TEST_CASE("across nodes a rail group is bounded by its NIC: 46-48 GB/s per 400 Gb/s NIC") {
+    ClusterSpec c = cluster("dgx-h100-superpod");
+    NetworkModel m = model(c);
+    CollectiveResult r = m.cost(CollectiveOp::AllReduce, Bytes(16.0 * 1024 * 1024 * 1024), group(range(16, 8)));
+    CHECK(r.busbw_gbps >= 45.0);
+    CHECK(r.busbw_gbps <= 48.0);
+}
+
+TEST_CASE("contention: groups crossing a 1:7 pod boundary get a seventh when all run") {
+    ClusterSpec c = cluster("llama3-24k-roce", 6144);  // two pods of 3,072 GPUs, 1:7 between them
+    NetworkModel m = model(c);
+    const std::vector<std::int64_t> pair = {0, 3072};  // same rail position, one GPU in each pod
+    const double S = 1024.0 * 1024 * 1024;
+    const double alone = m.cost(CollectiveOp::SendRecv, Bytes(S), group(pair)).time.value();
+    const double all = m.cost(CollectiveOp::SendRecv, Bytes(S), group(pair, range(3072))).time.value();
+    CHECK(all / alone == doctest::Approx(7.0).epsilon(0.01));
+    // Inside a pod (full bisection) the same number of pairs do not slow each other.
+    GroupPlacement inside = group({0, 1536}, range(1536));
+    CHECK(m.cost(CollectiveOp::SendRecv, Bytes(S), inside).time.value() == doctest::Approx(alone).epsilon(0.01));
+}
+
+TEST_CASE("hierarchical all-reduce beats a flat ring when the network is the bottleneck") {
+    ClusterSpec c = cluster("dgx-h100-superpod");
+    NetworkModel m = model(c);
+    const GroupShape shape = m.analyse(group(range(64)));  // 8 full nodes
+    CollectiveResult r = m.cost(CollectiveOp::AllReduce, Bytes(1024.0 * 1024 * 1024), shape);
+    CHECK(r.algorithm.rfind("hierarchical", 0) == 0);
+    // A flat ring through the same 64 GPUs pushes 2(n-1)/n of each share over the network instead
+    // of 2(m-1)/m: 126/64 vs 14/8 at the NIC, so hierarchical is at least 10% faster.
+    const double S = 1024.0 * 1024 * 1024, nic = 50e9 * CalibrationProfile::for_gpu(c.gpu).comm().nic_efficiency;
+    const double flat_ring = 2.0 * 63 / 64 * S / 8 / nic;
+    CHECK(r.time.value() < flat_ring / 1.1);
+}
+
+TEST_CASE("placement: Megatron's rank order puts TP in a node and spreads DP over a rail") {
+    json doc = {{"model", "llama3-70b"}, {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 1024}}},
+                {"seq_len", 8192}, {"global_batch", 512},
+                {"layout", {{"tp", 8}, {"pp", 4}, {"dp", 32}}}};
+    Scenario s = parse_scenario(doc, data_dir());
+    Layout l = resolve_layout(s, s.layout);
+    NetworkModel m = model(s.cluster);
+    GroupPlacement tp = place_group(l, ParallelDim::TP);
+    CHECK(tp.gpus == range(8));
+    CHECK(tp.concurrent_groups == 128);
+    CHECK(m.analyse(tp).span == Span::Node);
+    GroupPlacement dp = place_group(l, ParallelDim::DP);
+    CHECK(dp.gpus.size() == 32);
+    CHECK(dp.gpus[1] - dp.gpus[0] == 8);
+    CHECK(m.analyse(dp).span == Span::Rail);  // 32 nodes x 1 rail: one 256-GPU scalable unit
+    GroupPlacement pp = place_group(l, ParallelDim::PP);
+    CHECK(pp.gpus[1] - pp.gpus[0] == 256);
+
+    // A TP group across two nodes costs what the network costs.
+    GroupPlacement tp16 = group(range(16));
+    const double S = 256.0 * 1024 * 1024;
+    CHECK(m.cost(CollectiveOp::AllReduce, Bytes(S), tp16).time.value() >
+          2.0 * m.cost(CollectiveOp::AllReduce, Bytes(S), tp).time.value());
+}
