@@ -9,5 +9,7 @@ void add_info_commands(CLI::App& app);      // schema, presets, check
 void add_memory_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 
 }  // namespace sextant::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
     sextant::cli::add_info_commands(app);
     sextant::cli::add_memory_command(app);
     sextant::cli::add_collective_command(app);
+    sextant::cli::add_simulate_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

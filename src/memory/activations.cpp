@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cost/runtime_profile.hpp"
+
 namespace sextant {
 
 namespace {
@@ -83,13 +85,15 @@ double bytes_for(const PerToken& p, const Layout& l, double tokens) {
 }
 }  // namespace
 
-RuntimeTraits runtime_traits(const Scenario& s) {
+RuntimeTraits runtime_traits(const Scenario& s, bool flash_attention) {
     RuntimeTraits t;
-    const std::string& fw = s.training.framework;
-    const bool early_megatron = fw.find("2021") != std::string::npos || fw.find("2022") != std::string::npos;
-    t.flash_attention = !early_megatron;
-    t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && early_megatron;
+    t.flash_attention = flash_attention;
+    t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !flash_attention;
     return t;
+}
+
+RuntimeTraits runtime_traits(const Scenario& s) {
+    return runtime_traits(s, load_runtime_profile(s.training.framework, "/framework").flash_attention);
 }
 
 double layer_working_set_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {

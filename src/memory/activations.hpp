@@ -13,8 +13,10 @@ struct RuntimeTraits {
     bool dropout = false;         // dropout masks kept (GPT-era recipes train with dropout 0.1)
 };
 
-// Megatron-LM before 2023 computed attention unfused; GPT-style recipes of that era used dropout.
+// From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and
+// dropout where the recipe of an unfused-attention era GPT model used it.
 RuntimeTraits runtime_traits(const Scenario& scenario);
+RuntimeTraits runtime_traits(const Scenario& scenario, bool flash_attention);
 
 // Bytes one layer keeps on one GPU for one microbatch, under the layout's TP/SP/CP and recompute.
 double layer_activation_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits,

@@ -49,9 +49,10 @@ double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& 
 }
 }  // namespace
 
-MemoryReport estimate_memory(const Scenario& s, const Layout& l) {
+MemoryReport estimate_memory(const Scenario& s, const Layout& l) { return estimate_memory(s, l, runtime_traits(s)); }
+
+MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTraits& traits) {
     MemoryReport report;
-    const RuntimeTraits traits = runtime_traits(s);
     const auto ranges = stage_layer_ranges(l);
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);
     const double dense_shards = d(l.dp * l.cp);

@@ -34,5 +34,8 @@ struct MemoryReport {
 };
 
 MemoryReport estimate_memory(const Scenario& scenario, const Layout& layout);
+// The same with the runtime traits already known (the planner's hot path reads no files).
+struct RuntimeTraits;
+MemoryReport estimate_memory(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits);
 
 }  // namespace sextant

@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "core/error.hpp"
+#include "core/suggest.hpp"
 #include "spec/presets.hpp"
 
 namespace sextant {
@@ -77,6 +80,13 @@ Scenario parse_scenario(const json& doc, const fs::path& base) {
 
     const json training = r.raw("training") ? doc["training"] : json();
     s.training = parse_training(training, doc, training.is_object() ? "/training" : "");
+    if (!s.training.framework.empty()) {
+        const auto known = preset_names("calibration/runtime");
+        if (std::find(known.begin(), known.end(), s.training.framework) == known.end())
+            throw InputError(training.is_object() && training.contains("framework") ? "/training/framework" : "/framework",
+                             "\"" + s.training.framework + "\"",
+                             "unknown framework generation (calibration/runtime/); " + suggestion_text(s.training.framework, known));
+    }
     if (training.is_object() && training.contains("seq_len")) s.seq_len_path = "/training/seq_len";
     if (training.is_object() && training.contains("global_batch"))
         s.global_batch_path = "/training/global_batch";
@@ -182,6 +192,10 @@ void validate_layout(const Scenario& s, const Layout& l) {
         throw InputError(s.global_batch_path, int_text(gb),
                          "must be a multiple of dp x microbatch (" + int_text(l.dp) + " x " +
                              int_text(l.microbatch) + " = " + int_text(l.dp * l.microbatch) + ")");
+    if (l.schedule == Schedule::Interleaved && l.microbatches(gb) % l.pp != 0)
+        throw InputError("/layout/vp", int_text(l.vp),
+                         "the interleaved schedule needs the microbatches per step (" + int_text(l.microbatches(gb)) +
+                             ") to be a multiple of pp (" + int_text(l.pp) + "), as Megatron-LM requires");
     if (l.ep > 1 && !m.is_moe())
         throw InputError("/layout/ep", int_text(l.ep), "expert parallelism needs a MoE model (/model/moe)");
     if (m.is_moe() && m.moe.experts % l.ep != 0)

@@ -1,0 +1,75 @@
+// `sextant simulate SCENARIO [--json] [--trace FILE]`: one optimizer step, where it goes, the MFU.
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "report/table.hpp"
+#include "report/trace.hpp"
+#include "sim/simulate.hpp"
+
+namespace sextant::cli {
+
+namespace {
+struct SimulateArgs {
+    std::string scenario;
+    std::string trace;
+    bool json = false;
+};
+
+json breakdown_json(const Breakdown& b) {
+    json out = json::object();
+    for (const auto& [name, value] : b.items()) out[name + "_s"] = value;
+    return out;
+}
+
+void run(const SimulateArgs& a) {
+    const Scenario s = load_scenario(a.scenario);
+    const Layout l = resolve_layout(s, s.layout);
+    const StepContext ctx(s);
+    const Simulation sim = simulate(ctx, l);
+    const StepResult& r = sim.result;
+    if (!a.trace.empty()) {
+        std::ofstream out(a.trace);
+        if (!out) throw InputError("--trace", "\"" + a.trace + "\"", "cannot be written");
+        out << chrome_trace(sim, s.name);
+    }
+    if (a.json) {
+        std::cout << json({{"scenario", s.name}, {"step_time_s", r.step_time_s}, {"tokens_per_s", r.tokens_per_s}, {"mfu", r.mfu},
+                           {"hfu", r.hfu}, {"breakdown", breakdown_json(r.breakdown)}, {"peak_memory_bytes", r.memory.peak.value()},
+                           {"capacity_bytes", r.memory.capacity.value()}, {"fits", r.memory.fits()},
+                           {"critical_stage", r.critical_stage}, {"framework", ctx.runtime().name},
+                           {"calibration", ctx.profile().source()}})
+                         .dump(2)
+                  << "\n";
+        return;
+    }
+    std::cout << fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, {} microbatches, {}\n\n",
+                             s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name, l.tp, l.pp,
+                             l.dp, l.cp, l.ep, l.vp, l.microbatch, l.microbatches(s.training.global_batch), ctx.runtime().name);
+    std::cout << fmt::format("step time   {}\ntokens/s    {:.0f}\nMFU         {:.1f}%\nHFU         {:.1f}%\npeak memory {} of {} ({})\n\n",
+                             format_seconds(r.step_time_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu,
+                             format_bytes(r.memory.peak.value()), format_bytes(r.memory.capacity.value()),
+                             r.memory.fits() ? "fits" : "DOES NOT FIT");
+    TextTable t({"where the step goes", "time", "share"});
+    for (const auto& [name, value] : r.breakdown.items())
+        if (value > 0) t.add_row({name, format_seconds(value), fmt::format("{:.1f}%", 100 * value / r.step_time_s)});
+    std::cout << t.render();
+    std::cout << fmt::format("\ncritical pipeline stage: {}; MFU counts 6 x active parameters + 12 L h s FLOPs per token\n", r.critical_stage);
+    if (!a.trace.empty()) std::cout << "trace written to " << a.trace << " (open in ui.perfetto.dev)\n";
+}
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+    static SimulateArgs args;
+    auto* cmd = app.add_subcommand("simulate", "Simulate one optimizer step: time, breakdown, MFU");
+    cmd->add_option("scenario", args.scenario, "scenario JSON file")->required();
+    cmd->add_option("--trace", args.trace, "write a Chrome/Perfetto trace");
+    cmd->add_flag("--json", args.json, "one JSON document");
+    cmd->callback([] { run(args); });
+}
+
+}  // namespace sextant::cli

@@ -1,0 +1,66 @@
+#pragma once
+// Time of one transformer layer (and of the embedding, output layer and optimizer) for one
+// microbatch on one GPU, from the op shapes of the layout and the calibration profile. These are
+// the task durations both the closed-form estimate and the discrete-event simulator use.
+#include <cstdint>
+
+#include "collective/network_model.hpp"
+#include "cost/runtime_profile.hpp"
+#include "profile/profile.hpp"
+#include "spec/scenario.hpp"
+
+namespace sextant {
+
+// One phase (forward or backward) of one layer, one microbatch, one GPU, in seconds.
+struct PhaseCost {
+    double gemm = 0;       // dense GEMMs (and grouped expert GEMMs)
+    double attention = 0;  // attention core (flash kernel, or unfused GEMMs + softmax)
+    double memory = 0;     // memory-bound kernels: norms, rotary, activation, residual, dropout
+    double tp = 0;         // tensor-parallel collectives, before overlap
+    double cp = 0;         // context-parallel K/V exchange, before overlap
+    double ep = 0;         // expert-parallel all-to-all, before overlap
+    double zero3 = 0;      // ZeRO-3 parameter gather (and gradient reduce-scatter), before prefetch
+    double compute() const { return gemm + attention + memory; }
+};
+
+struct LayerCost {
+    PhaseCost forward;
+    PhaseCost backward;   // includes the recomputed forward under full or selective recompute
+    double recompute = 0; // the compute part of backward that recomputes the forward
+};
+
+// Communicator group shapes of a layout, analysed once (the expensive part of a collective cost).
+struct LayoutGroups {
+    GroupShape tp, cp, ep, dp_dense, dp_expert, pp;
+};
+
+LayoutGroups analyse_groups(const NetworkModel& network, const Layout& layout, bool moe);
+
+struct CostContext {
+    const Scenario& scenario;
+    const CalibrationProfile& profile;
+    const RuntimeProfile& runtime;
+    const NetworkModel& network;
+};
+
+LayerCost layer_cost(const CostContext& ctx, const Layout& layout, const LayoutGroups& groups, std::int64_t layer);
+// Embedding lookup (first stage) and output layer with loss (last stage), forward + backward.
+PhaseCost embedding_cost(const CostContext& ctx, const Layout& layout, bool backward);
+PhaseCost output_cost(const CostContext& ctx, const Layout& layout, bool backward);
+// Pipeline send of one microbatch's activations (or their gradient) to the next stage.
+double pp_transfer(const CostContext& ctx, const Layout& layout, const LayoutGroups& groups);
+// Data-parallel gradient reduction of `params` parameters (dense or expert), and the parameter
+// all-gather ZeRO needs after the optimizer.
+double dp_reduce(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
+double dp_gather(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
+// The optimizer step over the local shard: memory-bound.
+double optimizer_time(const CostContext& ctx, const Layout& layout, double local_params);
+
+// Model FLOPs of one step (6N per token for the GEMMs incl. the output layer, plus 12 L h s per
+// token for attention, as Narayanan et al. and PaLM count; MoE counts the active experts), and
+// hardware FLOPs (the recomputed forward added; selective recompute with flash attention
+// recomputes only memory-bound ops).
+double model_flops_per_step(const Scenario& scenario);
+double hardware_flops_per_step(const Scenario& scenario, const Layout& layout, bool flash_attention);
+
+}  // namespace sextant

@@ -1,0 +1,49 @@
+#include "cost/runtime_profile.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "spec/presets.hpp"
+
+namespace sextant {
+
+namespace {
+constexpr FieldDef kRuntimeFields[] = {
+    {"name", FieldType::String, "framework generation"},
+    {"flash_attention", FieldType::Boolean, "fused flash attention (no s x s scores in memory)", "", "true"},
+    {"memory_traffic_factor", FieldType::Number, "HBM traffic of memory-bound ops relative to unfused kernels", "", "1", 0.1, 2},
+    {"tp_overlap", FieldType::Number, "fraction of TP communication hidden behind GEMMs", "", "0", 0, 1},
+    {"dp_grad_reduce_overlap", FieldType::Boolean, "gradient reduction overlaps backward", "", "true"},
+    {"dp_param_gather_overlap", FieldType::Boolean, "ZeRO parameter all-gather overlaps the next forward", "", "true"},
+    {"cp_overlap", FieldType::Number, "fraction of the context-parallel K/V exchange hidden", "", "0.8", 0, 1},
+    {"ep_overlap", FieldType::Number, "fraction of MoE all-to-all hidden", "", "0", 0, 1},
+    {"pp_scatter_gather", FieldType::Boolean, "pipeline messages split across TP ranks", "", "false"},
+    {"sm_contention", FieldType::Number, "compute slowdown while overlapped communication runs", "", "0.05", 0, 1},
+    {"microbatch_overhead_us", FieldType::Number, "host overhead per microbatch and stage", "us", "0", 0},
+    {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
+    {"source", FieldType::String, "what the settings rest on"},
+};
+}  // namespace
+
+std::span<const FieldDef> runtime_profile_fields() { return kRuntimeFields; }
+
+RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path) {
+    const std::string name = framework.empty() ? "megatron-core-2024" : framework;
+    ObjectReader r(load_preset("calibration/runtime", name, path), "/calibration/runtime/" + name, kRuntimeFields);
+    RuntimeProfile p;
+    p.name = name;
+    p.flash_attention = r.boolean("flash_attention").value_or(true);
+    p.memory_traffic_factor = r.number("memory_traffic_factor").value_or(1.0);
+    p.overlap.tp = r.number("tp_overlap").value_or(0.0);
+    p.overlap.dp_grad_reduce = r.boolean("dp_grad_reduce_overlap").value_or(true);
+    p.overlap.dp_param_gather = r.boolean("dp_param_gather_overlap").value_or(true);
+    p.overlap.cp = r.number("cp_overlap").value_or(0.8);
+    p.overlap.ep = r.number("ep_overlap").value_or(0.0);
+    p.overlap.pp_scatter_gather = r.boolean("pp_scatter_gather").value_or(false);
+    p.sm_contention = r.number("sm_contention").value_or(0.05);
+    p.microbatch_overhead_us = r.number("microbatch_overhead_us").value_or(0.0);
+    p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);
+    p.source = r.string("source").value_or("");
+    return p;
+}
+
+}  // namespace sextant

@@ -1,0 +1,36 @@
+#pragma once
+// What a training framework generation does at run time, beyond the hardware: which attention
+// kernel, how much it fuses memory-bound ops, which communication it overlaps, and its fixed
+// overheads. One profile per framework generation (calibration/runtime/<name>.json), never per run.
+#include <span>
+#include <string>
+
+#include "spec/fields.hpp"
+
+namespace sextant {
+
+struct OverlapTraits {
+    double tp = 0.0;             // fraction of TP communication hidden behind GEMMs (--tp-comm-overlap)
+    bool dp_grad_reduce = true;  // gradient reduce-scatter/all-reduce overlaps backward (--overlap-grad-reduce)
+    bool dp_param_gather = true; // ZeRO parameter all-gather overlaps the next forward (--overlap-param-gather)
+    double cp = 0.8;             // fraction of the ring K/V exchange hidden behind attention
+    double ep = 0.0;             // fraction of MoE all-to-all hidden (dispatch/compute pipelining)
+    bool pp_scatter_gather = false;  // pipeline messages split over TP ranks (Narayanan et al. 2021)
+};
+
+struct RuntimeProfile {
+    std::string name;
+    bool flash_attention = true;
+    double memory_traffic_factor = 1.0;  // bytes moved by norms/activations/residuals vs unfused kernels
+    OverlapTraits overlap;
+    double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
+    double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
+    double step_overhead_s = 0;          // per optimizer step: data loading, logging, host sync
+    std::string source;
+};
+
+// calibration/runtime/<framework>.json; an empty name picks "megatron-core-2024".
+RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
+std::span<const FieldDef> runtime_profile_fields();
+
+}  // namespace sextant

@@ -1,0 +1,83 @@
+#include <algorithm>
+
+#include "sim/simulate.hpp"
+
+namespace sextant {
+
+namespace {
+double d(std::int64_t v) { return static_cast<double>(v); }
+std::size_t at(Cost c) { return static_cast<std::size_t>(c); }
+}  // namespace
+
+std::vector<std::pair<std::string, double>> Breakdown::items() const {
+    return {{"compute", compute}, {"recompute", recompute}, {"tp", tp}, {"cp", cp}, {"ep", ep}, {"pp", pp},
+            {"dp", dp}, {"bubble", bubble}, {"optimizer", optimizer}, {"other", other}};
+}
+
+StepResult estimate(const StepContext& ctx, const Layout& l) {
+    return estimate(ctx, l, estimate_memory(ctx.scenario(), l, ctx.traits()));
+}
+
+// Closed form of the schedules: with per-microbatch stage times t_s (forward + backward), 1F1B and
+// GPipe take (m - 1) max t + sum t (= (m + pp - 1) t when uniform); interleaving divides the fill
+// and drain by vp. Exposed gradient reduction is what the last microbatch's backward cannot hide.
+StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport& memory) {
+    const StepPlan plan = plan_step(ctx, l);
+    const double m = d(plan.microbatches);
+    double t_max = 0, t_sum = 0, dp_exposed = 0, optimizer = 0, gather = 0;
+    std::int64_t critical = 0;
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const StagePlan& sp = plan.stages[s];
+        double t = 0, backward = 0, dp = 0;
+        std::int64_t layers = 0;
+        for (const auto& c : sp.chunks) {
+            t += c.forward + c.backward;
+            backward += c.backward;
+            dp += c.dp_reduce;
+            layers += c.layers;
+        }
+        t_sum += t;
+        if (t > t_max) {
+            t_max = t;
+            critical = static_cast<std::int64_t>(s);
+        }
+        const double window = plan.dp_overlap ? backward * (1.0 - 1.0 / d(std::max<std::int64_t>(layers, 1))) : 0.0;
+        dp_exposed = std::max(dp_exposed, std::max(0.0, dp - window));
+        optimizer = std::max(optimizer, sp.optimizer);
+        if (!plan.gather_overlap) gather = std::max(gather, sp.param_gather);
+    }
+    const double vp = d(l.vp);
+    const double pipeline = (m - 1) * t_max + t_max + (t_sum - t_max) / vp;
+    // The fill carries pp - 1 forward transfers and the drain pp - 1 backward ones.
+    const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
+
+    StepResult r;
+    r.memory = memory;
+    r.critical_stage = critical;
+    Breakdown& b = r.breakdown;
+    const StagePlan& cs = plan.stages[static_cast<std::size_t>(critical)];
+    for (const auto& c : cs.chunks)
+        for (const CostParts* parts : {&c.forward_parts, &c.backward_parts}) {
+            b.compute += m * (*parts)[at(Cost::Compute)];
+            b.recompute += m * (*parts)[at(Cost::Recompute)];
+            b.tp += m * (*parts)[at(Cost::TP)];
+            b.cp += m * (*parts)[at(Cost::CP)];
+            b.ep += m * (*parts)[at(Cost::EP)];
+            b.dp += m * (*parts)[at(Cost::ZeRO)];
+            b.other += m * (*parts)[at(Cost::Overhead)];
+        }
+    b.pp = transfers;
+    b.bubble = pipeline - m * t_max;
+    b.dp += dp_exposed + gather;
+    b.optimizer = optimizer;
+    b.other += plan.step_overhead;
+    r.step_time_s = b.total();
+    const Scenario& s = ctx.scenario();
+    r.tokens_per_s = s.training.tokens_per_step() / r.step_time_s;
+    const double peak = d(s.cluster.gpus) * s.cluster.gpu.peak_tflops(s.training.precision) * 1e12 * r.step_time_s;
+    r.mfu = model_flops_per_step(s) / peak;
+    r.hfu = hardware_flops_per_step(s, l, ctx.runtime().flash_attention) / peak;
+    return r;
+}
+
+}  // namespace sextant

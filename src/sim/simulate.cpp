@@ -1,0 +1,187 @@
+#include "sim/simulate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace sextant {
+
+namespace {
+double d(std::int64_t v) { return static_cast<double>(v); }
+TimeNs ns(double seconds) { return static_cast<TimeNs>(std::llround(seconds * 1e9)); }
+double sec(TimeNs t) { return static_cast<double>(t) * 1e-9; }
+std::size_t at(Cost c) { return static_cast<std::size_t>(c); }
+
+enum Category : std::uint16_t { kForward, kBackward, kSend, kReduce, kBarrier, kOptimizer, kGather };
+
+struct Streams {
+    StreamId compute, send, dp;
+};
+
+class Builder {
+public:
+    Builder(const StepPlan& plan, const Layout& l, Simulation& sim) : plan_(plan), l_(l), sim_(sim), m_(plan.microbatches) {}
+
+    void build() {
+        Engine& e = sim_.engine;
+        for (std::int64_t s = 0; s < l_.pp; ++s)
+            streams_.push_back({e.add_stream("compute", static_cast<std::uint32_t>(s)), e.add_stream("p2p", static_cast<std::uint32_t>(s)),
+                                e.add_stream("dp", static_cast<std::uint32_t>(s))});
+        // Compute tasks first (every stage's order), then the transfers and reductions they feed.
+        for (std::int64_t s = 0; s < l_.pp; ++s)
+            for (const ScheduledTask& t : stage_schedule(l_, s, m_)) add_compute(s, t);
+        for (std::int64_t s = 0; s < l_.pp; ++s)
+            for (const ScheduledTask& t : stage_schedule(l_, s, m_)) link(s, t);
+        add_step_end();
+    }
+
+private:
+    using Key = std::tuple<std::int64_t, bool, std::int64_t, std::int64_t>;  // stage, forward, microbatch, chunk
+
+    void add_compute(std::int64_t s, const ScheduledTask& t) {
+        const ChunkPlan& c = plan_.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(t.chunk)];
+        const double seconds = t.forward ? c.forward : c.backward;
+        const TaskId id = sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(seconds), t.forward ? kForward : kBackward,
+                                               label(fmt::format("{} mb{} chunk{}", t.forward ? "F" : "B", t.microbatch, t.chunk)));
+        tasks_[{s, t.forward, t.microbatch, t.chunk}] = id;
+        last_compute_[s] = id;
+        if (!t.forward) last_backward_[{s, t.chunk}] = id;
+    }
+
+    // The stage and chunk that consume this task's output, if any.
+    bool next_hop(std::int64_t s, const ScheduledTask& t, std::int64_t& to_stage, std::int64_t& to_chunk) const {
+        if (t.forward) {
+            if (s + 1 < l_.pp) { to_stage = s + 1; to_chunk = t.chunk; return true; }
+            if (t.chunk + 1 < l_.vp) { to_stage = 0; to_chunk = t.chunk + 1; return true; }
+            return false;
+        }
+        if (s > 0) { to_stage = s - 1; to_chunk = t.chunk; return true; }
+        if (t.chunk > 0) { to_stage = l_.pp - 1; to_chunk = t.chunk - 1; return true; }
+        return false;
+    }
+
+    void link(std::int64_t s, const ScheduledTask& t) {
+        Engine& e = sim_.engine;
+        const TaskId self = tasks_.at({s, t.forward, t.microbatch, t.chunk});
+        // The backward of the last chunk on the last stage follows its own forward.
+        if (!t.forward && s == l_.pp - 1 && t.chunk == l_.vp - 1) e.add_dependency(tasks_.at({s, true, t.microbatch, t.chunk}), self);
+        std::int64_t to_stage = 0, to_chunk = 0;
+        if (!next_hop(s, t, to_stage, to_chunk)) return;
+        const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
+        const double seconds = t.forward ? (s + 1 < l_.pp ? sp.send_forward : plan_.stages.front().send_backward)
+                                         : (s > 0 ? sp.send_backward : plan_.stages.back().send_forward);
+        const TaskId send = e.add_task(streams_[static_cast<std::size_t>(s)].send, ns(seconds), kSend,
+                                       label(fmt::format("send {} mb{}", t.forward ? "act" : "grad", t.microbatch)));
+        e.add_dependency(self, send);
+        e.add_dependency(send, tasks_.at({to_stage, t.forward, t.microbatch, to_chunk}));
+    }
+
+    void add_step_end() {
+        Engine& e = sim_.engine;
+        const StreamId global = e.add_stream("step", static_cast<std::uint32_t>(l_.pp));
+        const TaskId barrier = e.add_task(global, 0, kBarrier, label("gradients reduced"));
+        for (std::int64_t s = 0; s < l_.pp; ++s) {
+            const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
+            e.add_dependency(last_compute_.at(s), barrier);
+            for (std::int64_t c = l_.vp - 1; c >= 0; --c) {
+                const ChunkPlan& chunk = sp.chunks[static_cast<std::size_t>(c)];
+                const TaskId reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce), kReduce,
+                                                 label(fmt::format("dp reduce chunk{}", c)));
+                const TaskId last = last_backward_.at({s, c});
+                if (plan_.dp_overlap) {
+                    // Buckets launch as the last microbatch's backward produces them: the first
+                    // after one layer, the rest overlapped.
+                    const double layers = d(std::max<std::int64_t>(chunk.layers, 1));
+                    e.add_dependency(last, reduce, -ns(chunk.backward * (1.0 - 1.0 / layers)));
+                } else {
+                    e.add_dependency(last_compute_.at(s), reduce);
+                }
+                e.add_dependency(reduce, barrier);
+            }
+        }
+        for (std::int64_t s = 0; s < l_.pp; ++s) {
+            const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
+            const TaskId opt = e.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(sp.optimizer), kOptimizer, label("optimizer"));
+            e.add_dependency(barrier, opt);
+            if (!plan_.gather_overlap) {
+                const TaskId gather = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(sp.param_gather), kGather, label("param gather"));
+                e.add_dependency(opt, gather);
+            }
+        }
+    }
+
+    std::uint32_t label(std::string text) {
+        sim_.labels.push_back(std::move(text));
+        return static_cast<std::uint32_t>(sim_.labels.size() - 1);
+    }
+
+    const StepPlan& plan_;
+    const Layout& l_;
+    Simulation& sim_;
+    std::int64_t m_;
+    std::vector<Streams> streams_;
+    std::map<Key, TaskId> tasks_;
+    std::map<std::int64_t, TaskId> last_compute_;
+    std::map<std::pair<std::int64_t, std::int64_t>, TaskId> last_backward_;
+};
+
+// Splits the simulated step on the stage that finishes its pipeline work last.
+void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult& r) {
+    const auto& tasks = e.tasks();
+    std::vector<TimeNs> compute_end(static_cast<std::size_t>(l.pp), 0), optimizer_end(static_cast<std::size_t>(l.pp), 0);
+    TimeNs barrier = 0, makespan = 0;
+    for (const TaskRecord& t : tasks) {
+        const std::uint32_t stage = e.streams()[t.stream].group;
+        makespan = std::max(makespan, t.end);
+        if (t.category == kForward || t.category == kBackward) compute_end[stage] = std::max(compute_end[stage], t.end);
+        if (t.category == kBarrier) barrier = t.end;
+        if (t.category == kOptimizer || t.category == kGather) optimizer_end[stage] = std::max(optimizer_end[stage], t.end);
+    }
+    const auto critical = static_cast<std::size_t>(std::max_element(compute_end.begin(), compute_end.end()) - compute_end.begin());
+    r.critical_stage = static_cast<std::int64_t>(critical);
+    Breakdown& b = r.breakdown;
+    const double m = d(plan.microbatches);
+    double busy = 0;
+    for (const auto& c : plan.stages[critical].chunks)
+        for (const CostParts* parts : {&c.forward_parts, &c.backward_parts}) {
+            b.compute += m * (*parts)[at(Cost::Compute)];
+            b.recompute += m * (*parts)[at(Cost::Recompute)];
+            b.tp += m * (*parts)[at(Cost::TP)];
+            b.cp += m * (*parts)[at(Cost::CP)];
+            b.ep += m * (*parts)[at(Cost::EP)];
+            b.dp += m * (*parts)[at(Cost::ZeRO)];
+            b.other += m * (*parts)[at(Cost::Overhead)];
+        }
+    for (const TaskRecord& t : tasks)
+        if (e.streams()[t.stream].group == critical && (t.category == kForward || t.category == kBackward)) busy += sec(t.duration);
+    const double idle = sec(compute_end[critical]) - busy;
+    const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
+    b.pp = std::min(idle, transfers);
+    b.bubble = idle - b.pp;
+    b.dp += sec(barrier - compute_end[critical]);
+    for (const auto& sp : plan.stages) b.optimizer = std::max(b.optimizer, sp.optimizer);
+    b.dp += std::max(0.0, sec(makespan - barrier) - b.optimizer);  // exposed ZeRO parameter gather
+    b.other += plan.step_overhead;
+}
+}  // namespace
+
+Simulation simulate(const StepContext& ctx, const Layout& l) {
+    Simulation sim;
+    const StepPlan plan = plan_step(ctx, l);
+    Builder(plan, l, sim).build();
+    sim.engine.run();
+    StepResult& r = sim.result;
+    r.memory = estimate_memory(ctx.scenario(), l, ctx.traits());
+    account(plan, l, sim.engine, r);
+    r.step_time_s = r.breakdown.total();
+    const Scenario& s = ctx.scenario();
+    r.tokens_per_s = s.training.tokens_per_step() / r.step_time_s;
+    const double peak = d(s.cluster.gpus) * s.cluster.gpu.peak_tflops(s.training.precision) * 1e12 * r.step_time_s;
+    r.mfu = model_flops_per_step(s) / peak;
+    r.hfu = hardware_flops_per_step(s, l, ctx.runtime().flash_attention) / peak;
+    return sim;
+}
+
+}  // namespace sextant

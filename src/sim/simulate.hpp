@@ -1,0 +1,57 @@
+#pragma once
+// The public facade of step prediction. Build a StepContext once per scenario, then:
+//   estimate(context, layout)  closed form, a few microseconds, for screening layouts;
+//   simulate(context, layout)  discrete-event simulation of the pipeline schedule.
+// Both return a StepResult; on a uniform, overlap-free layout they agree.
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "memory/memory_model.hpp"
+#include "sim/stage_plan.hpp"
+
+namespace sextant {
+
+// Seconds of one step by cause, summing to the step time (on the critical stage).
+struct Breakdown {
+    double compute = 0;     // GEMMs, attention and memory-bound kernels
+    double recompute = 0;   // activation recomputation
+    double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0;  // exposed communication
+    double bubble = 0;      // pipeline fill and drain, waiting on other stages
+    double optimizer = 0;
+    double other = 0;       // per-microbatch and per-step overheads
+    double total() const { return compute + recompute + tp + cp + ep + pp + dp + bubble + optimizer + other; }
+    std::vector<std::pair<std::string, double>> items() const;
+};
+
+struct StepResult {
+    double step_time_s = 0;
+    double tokens_per_s = 0;
+    double mfu = 0;
+    double hfu = 0;
+    Breakdown breakdown;
+    MemoryReport memory;
+    std::int64_t critical_stage = 0;
+};
+
+StepResult estimate(const StepContext& context, const Layout& layout);
+StepResult estimate(const StepContext& context, const Layout& layout, const MemoryReport& memory);
+
+struct Simulation {
+    StepResult result;
+    Engine engine;  // the executed tasks, for traces
+    std::vector<std::string> labels;
+};
+Simulation simulate(const StepContext& context, const Layout& layout);
+
+// The task order of one stage under the layout's schedule: (forward?, microbatch, chunk).
+struct ScheduledTask {
+    bool forward;
+    std::int64_t microbatch;
+    std::int64_t chunk;
+};
+std::vector<ScheduledTask> stage_schedule(const Layout& layout, std::int64_t stage, std::int64_t microbatches);
+
+}  // namespace sextant

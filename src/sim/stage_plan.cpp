@@ -1,0 +1,152 @@
+#include "sim/stage_plan.hpp"
+
+#include <algorithm>
+
+#include "memory/stage_params.hpp"
+
+namespace sextant {
+
+namespace {
+double d(std::int64_t v) { return static_cast<double>(v); }
+std::size_t at(Cost c) { return static_cast<std::size_t>(c); }
+
+// Compute plus the exposed part of each communication; hidden communication slows compute by
+// the runtime's SM-contention factor.
+struct Exposure {
+    const RuntimeProfile& runtime;
+    double slowdown;
+
+    void add(CostParts& parts, const PhaseCost& p, double recompute) const {
+        const auto& o = runtime.overlap;
+        parts[at(Cost::Compute)] += (p.compute() - recompute) * slowdown;
+        parts[at(Cost::Recompute)] += recompute * slowdown;
+        parts[at(Cost::TP)] += p.tp * (1 - o.tp);
+        parts[at(Cost::CP)] += p.cp * (1 - o.cp);
+        parts[at(Cost::EP)] += p.ep * (1 - o.ep);
+        // ZeRO-3 prefetches the next layer's parameters during this layer's compute.
+        parts[at(Cost::ZeRO)] += std::max(0.0, p.zero3 - p.compute());
+        const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + std::min(p.zero3, p.compute());
+        parts[at(Cost::Compute)] += runtime.sm_contention * hidden;
+    }
+};
+
+double sum(const CostParts& parts) {
+    double s = 0;
+    for (double v : parts) s += v;
+    return s;
+}
+
+double degraded_factor(const StepContext& ctx, const Layout& l, std::int64_t stage) {
+    double factor = 1.0;
+    for (const auto& d : ctx.degraded_links())
+        if (stage_of_gpu(l, d.gpu) == stage) factor = std::min(factor, d.bandwidth_factor);
+    return factor;
+}
+
+double straggler_slowdown(const StepContext& ctx, const Layout& l, std::int64_t stage) {
+    double slowdown = 1.0;
+    for (const auto& s : ctx.stragglers())
+        for (std::int64_t g = s.first_gpu; g <= s.last_gpu; ++g)
+            if (stage_of_gpu(l, g) == stage) slowdown = std::max(slowdown, s.slowdown);
+    return slowdown;
+}
+}  // namespace
+
+std::int64_t stage_of_gpu(const Layout& l, std::int64_t gpu) {
+    std::int64_t stride = 1;
+    for (ParallelDim d : l.rank_order) {
+        if (d == ParallelDim::PP) return (gpu / stride) % l.pp;
+        const std::int64_t size = d == ParallelDim::TP ? l.tp : d == ParallelDim::CP ? l.cp : d == ParallelDim::EP ? l.ep : l.dp / l.ep;
+        stride *= size;
+    }
+    return 0;
+}
+
+StepPlan plan_step(const StepContext& ctx, const Layout& l) {
+    const Scenario& s = ctx.scenario();
+    const ModelSpec& m = s.model;
+    const CostContext costs = ctx.costs();
+    const LayoutGroups& groups = ctx.groups(l);
+    StepPlan plan;
+    plan.microbatches = l.microbatches(s.training.global_batch);
+    plan.step_overhead = ctx.runtime().step_overhead_s;
+    plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
+    plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
+
+    // Layers of one kind cost the same: evaluate a dense and a MoE layer once.
+    std::int64_t first_moe = -1, first_dense = -1;
+    for (std::int64_t i = 0; i < m.layers; ++i) {
+        if (m.layer_is_moe(i)) {
+            if (first_moe < 0) first_moe = i;
+        } else if (first_dense < 0) {
+            first_dense = i;
+        }
+    }
+    const LayerCost dense = first_dense >= 0 ? layer_cost(costs, l, groups, first_dense) : LayerCost{};
+    const LayerCost moe = first_moe >= 0 ? layer_cost(costs, l, groups, first_moe) : LayerCost{};
+    const PhaseCost embed_f = embedding_cost(costs, l, false), embed_b = embedding_cost(costs, l, true);
+    const PhaseCost out_f = output_cost(costs, l, false), out_b = output_cost(costs, l, true);
+    const double transfer = pp_transfer(costs, l, groups);
+    const double overhead = ctx.runtime().microbatch_overhead_us * 1e-6 / d(l.vp);
+
+    const auto ranges = stage_layer_ranges(l);
+    for (std::int64_t stage = 0; stage < l.pp; ++stage) {
+        StagePlan sp;
+        sp.slowdown = straggler_slowdown(ctx, l, stage);
+        const double comm_factor = 1.0 / degraded_factor(ctx, l, stage);
+        const Exposure exposure{ctx.runtime(), sp.slowdown};
+        const auto [first, last] = ranges[static_cast<std::size_t>(stage)];
+        const std::int64_t n = last - first;
+        double dense_total = 0, expert_total = 0;
+        std::int64_t layer = first;
+        for (std::int64_t c = 0; c < l.vp; ++c) {
+            ChunkPlan chunk;
+            chunk.layers = n / l.vp + (c < n % l.vp ? 1 : 0);
+            for (std::int64_t i = 0; i < chunk.layers; ++i, ++layer) {
+                const LayerCost& lc = m.layer_is_moe(layer) ? moe : dense;
+                exposure.add(chunk.forward_parts, lc.forward, 0.0);
+                exposure.add(chunk.backward_parts, lc.backward, lc.recompute);
+                const StageParams p = layer_params_per_gpu(m, l, layer);
+                chunk.dense_params += p.dense;
+                chunk.expert_params += p.expert;
+            }
+            if (stage == 0 && c == 0) {
+                exposure.add(chunk.forward_parts, embed_f, 0.0);
+                exposure.add(chunk.backward_parts, embed_b, 0.0);
+            }
+            if (stage == l.pp - 1 && c == l.vp - 1) {
+                exposure.add(chunk.forward_parts, out_f, 0.0);
+                exposure.add(chunk.backward_parts, out_b, 0.0);
+                // Multi-token-prediction modules run one more layer of the last kind each.
+                const LayerCost& mtp = m.layer_is_moe(m.layers - 1) ? moe : dense;
+                for (std::int64_t k = 0; k < m.mtp_layers; ++k) {
+                    exposure.add(chunk.forward_parts, mtp.forward, 0.0);
+                    exposure.add(chunk.backward_parts, mtp.backward, mtp.recompute);
+                }
+            }
+            chunk.forward_parts[at(Cost::Overhead)] += overhead;
+            chunk.backward_parts[at(Cost::Overhead)] += overhead;
+            chunk.forward = sum(chunk.forward_parts);
+            chunk.backward = sum(chunk.backward_parts);
+            dense_total += chunk.dense_params;
+            expert_total += chunk.expert_params;
+            sp.chunks.push_back(chunk);
+        }
+        // Embedding and output layer parameters belong to the first and last chunks.
+        const StageParams all = stage_params(m, l, stage);
+        sp.chunks.front().dense_params += std::max(0.0, all.dense - dense_total);
+        for (auto& chunk : sp.chunks)
+            chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, chunk.dense_params) +
+                                             dp_reduce(costs, l, groups.dp_expert, chunk.expert_params));
+        sp.param_gather = comm_factor * (dp_gather(costs, l, groups.dp_dense, all.dense) + dp_gather(costs, l, groups.dp_expert, all.expert));
+        const double shards = l.zero_stage >= 1 ? d(l.dp * l.cp) : 1.0;
+        const double expert_shards = l.zero_stage >= 1 ? d(l.dp * l.cp / l.ep) : 1.0;
+        sp.optimizer = s.training.optimizer.offload ? 0.0 : optimizer_time(costs, l, all.dense / shards + all.expert / expert_shards) * sp.slowdown;
+        sp.send_forward = stage + 1 < l.pp ? transfer * comm_factor : 0.0;
+        sp.send_backward = stage > 0 ? transfer * comm_factor : 0.0;
+        plan.stages.push_back(std::move(sp));
+    }
+    return plan;
+}
+
+}  // namespace sextant

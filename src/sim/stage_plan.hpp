@@ -1,0 +1,52 @@
+#pragma once
+// The durations of one step's tasks for a layout: for every pipeline stage and virtual chunk,
+// the forward and backward of one microbatch (compute plus the communication it exposes), and the
+// stage's transfers, gradient reduction, optimizer and parameter gather. The closed-form estimate
+// and the discrete-event simulator both run on this plan, so they agree where the schedule is
+// simple.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "sim/step_context.hpp"
+
+namespace sextant {
+
+// Where time goes inside a forward or backward task.
+enum class Cost : std::uint8_t { Compute, Recompute, TP, CP, EP, ZeRO, Overhead, Count };
+using CostParts = std::array<double, static_cast<std::size_t>(Cost::Count)>;
+
+struct ChunkPlan {
+    std::int64_t layers = 0;
+    double forward = 0;       // seconds, one microbatch
+    double backward = 0;
+    CostParts forward_parts{};
+    CostParts backward_parts{};
+    double dense_params = 0;  // per GPU, whose gradients this chunk produces
+    double expert_params = 0;
+    double dp_reduce = 0;     // seconds to reduce this chunk's gradients over data parallel
+};
+
+struct StagePlan {
+    std::vector<ChunkPlan> chunks;  // vp chunks
+    double send_forward = 0;        // activations to the next stage, one microbatch
+    double send_backward = 0;       // their gradient to the previous stage
+    double param_gather = 0;        // ZeRO-1/2 all-gather after the optimizer
+    double optimizer = 0;
+    double slowdown = 1.0;          // straggler multiplier on compute
+};
+
+struct StepPlan {
+    std::vector<StagePlan> stages;
+    std::int64_t microbatches = 0;
+    double step_overhead = 0;
+    bool dp_overlap = true;
+    bool gather_overlap = true;
+};
+
+StepPlan plan_step(const StepContext& context, const Layout& layout);
+
+// The pipeline stage that GPU `gpu` belongs to under the layout's rank order.
+std::int64_t stage_of_gpu(const Layout& layout, std::int64_t gpu);
+
+}  // namespace sextant

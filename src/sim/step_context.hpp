@@ -1,0 +1,70 @@
+#pragma once
+// Everything one scenario's step predictions share, built once: calibration and runtime profiles,
+// the network model over the cluster graph, stragglers and degraded links, and a cache of group
+// shapes per layout (routing groups over the graph is the expensive part). Thread-safe.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "collective/network_model.hpp"
+#include "cost/layer_costs.hpp"
+#include "cost/runtime_profile.hpp"
+#include "memory/activations.hpp"
+#include "profile/profile.hpp"
+#include "spec/scenario.hpp"
+
+namespace sextant {
+
+// A GPU (or every GPU of a node) that runs slower than its peers.
+struct Straggler {
+    std::int64_t first_gpu = 0, last_gpu = 0;
+    double slowdown = 1.0;  // compute time multiplier
+};
+
+// A GPU whose NIC runs below line rate: collectives of groups crossing the network through it slow.
+struct DegradedLink {
+    std::int64_t gpu = 0;
+    double bandwidth_factor = 1.0;  // achieved fraction of the link's rate
+};
+
+class StepContext {
+public:
+    explicit StepContext(const Scenario& scenario);
+    StepContext(const Scenario& scenario, const CalibrationProfile& profile);
+
+    const Scenario& scenario() const { return scenario_; }
+    const CalibrationProfile& profile() const { return profile_; }
+    const RuntimeProfile& runtime() const { return runtime_; }
+    const NetworkModel& network() const { return *network_; }
+    const RuntimeTraits& traits() const { return traits_; }
+    const std::vector<Straggler>& stragglers() const { return stragglers_; }
+    const std::vector<DegradedLink>& degraded_links() const { return degraded_; }
+    CostContext costs() const { return {scenario_, profile_, runtime_, *network_}; }
+
+    const LayoutGroups& groups(const Layout& layout) const;
+
+private:
+    Scenario scenario_;
+    CalibrationProfile profile_;
+    RuntimeProfile runtime_;
+    RuntimeTraits traits_;
+    std::unique_ptr<NetworkModel> network_;
+    std::vector<Straggler> stragglers_;
+    std::vector<DegradedLink> degraded_;
+    using GroupKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::array<ParallelDim, 5>>;
+    mutable std::mutex mutex_;
+    mutable std::map<GroupKey, std::unique_ptr<LayoutGroups>> groups_;
+};
+
+// The `stragglers` and `degraded_links` parts of a scenario, validated.
+std::vector<Straggler> parse_stragglers(const Scenario& scenario);
+std::vector<DegradedLink> parse_degraded_links(const Scenario& scenario);
+std::span<const FieldDef> straggler_fields();
+std::span<const FieldDef> degraded_link_fields();
+
+// The calibration profile a scenario names (`calibration`: preset or file), else the GPU's.
+CalibrationProfile scenario_profile(const Scenario& scenario);
+
+}  // namespace sextant
