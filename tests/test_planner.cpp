@@ -131,7 +131,7 @@ TEST_CASE("the toy model's known optimum wins and the explanation names the bubb
     CHECK(w.tp * w.pp >= 8);
     auto lines = explain_winner(plans);
     REQUIRE(!lines.empty());
-    CHECK(lines.front().find("beats #2") != std::string::npos);
+    CHECK(lines.back().find("beats #") != std::string::npos);
 }
 
 TEST_CASE("GPU-count sweep: every variant is searched") {

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
     sextant::cli::add_memory_command(app);
     sextant::cli::add_collective_command(app);
     sextant::cli::add_simulate_command(app);
+    sextant::cli::add_validate_command(app);
+    sextant::cli::add_plan_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "spec/presets.hpp"
 
 namespace sextant {
@@ -20,6 +21,8 @@ constexpr FieldDef kRuntimeFields[] = {
     {"sm_contention", FieldType::Number, "compute slowdown while overlapped communication runs", "", "0.05", 0, 1},
     {"microbatch_overhead_us", FieldType::Number, "host overhead per microbatch and stage", "us", "0", 0},
     {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
+    {"zero_stages", FieldType::Array, "ZeRO stages the framework implements", "", "[0, 1, 2, 3]"},
+    {"sequence_parallel", FieldType::Boolean, "the framework implements Megatron sequence parallelism", "", "true"},
     {"source", FieldType::String, "what the settings rest on"},
 };
 }  // namespace
@@ -28,7 +31,8 @@ std::span<const FieldDef> runtime_profile_fields() { return kRuntimeFields; }
 
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path) {
     const std::string name = framework.empty() ? "megatron-core-2024" : framework;
-    ObjectReader r(load_preset("calibration/runtime", name, path), "/calibration/runtime/" + name, kRuntimeFields);
+    const json doc = load_preset("calibration/runtime", name, path);
+    ObjectReader r(doc, "/calibration/runtime/" + name, kRuntimeFields);
     RuntimeProfile p;
     p.name = name;
     p.flash_attention = r.boolean("flash_attention").value_or(true);
@@ -42,6 +46,16 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.sm_contention = r.number("sm_contention").value_or(0.05);
     p.microbatch_overhead_us = r.number("microbatch_overhead_us").value_or(0.0);
     p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);
+    if (const json* stages = r.raw("zero_stages")) {
+        p.zero_stages.clear();
+        for (std::size_t i = 0; i < stages->size(); ++i) {
+            const json& v = (*stages)[i];
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 3)
+                throw InputError(r.path_of("zero_stages") + "/" + std::to_string(i), value_text(v), "must be a ZeRO stage 0-3");
+            p.zero_stages.push_back(v.get<std::int64_t>());
+        }
+    }
+    p.sequence_parallel = r.boolean("sequence_parallel").value_or(true);
     p.source = r.string("source").value_or("");
     return p;
 }

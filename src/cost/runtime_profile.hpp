@@ -3,7 +3,9 @@
 // kernel, how much it fuses memory-bound ops, which communication it overlaps, and its fixed
 // overheads. One profile per framework generation (calibration/runtime/<name>.json), never per run.
 #include <span>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "spec/fields.hpp"
 
@@ -26,6 +28,9 @@ struct RuntimeProfile {
     double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
     double step_overhead_s = 0;          // per optimizer step: data loading, logging, host sync
+    // What the framework offers when a layout knob is left open (null in published runs).
+    std::vector<std::int64_t> zero_stages = {0, 1, 2, 3};
+    bool sequence_parallel = true;
     std::string source;
 };
 

@@ -1,5 +1,6 @@
 #include "planner/explain.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -34,6 +35,18 @@ std::string layout_label(const Layout& l) {
     if (l.sequence_parallel) s += " sp";
     if (l.recompute != Recompute::None) s += l.recompute == Recompute::Full ? " full" : " sel";
     if (l.rank_order != Layout{}.rank_order) s += " " + rank_order_text(l.rank_order);
+    const bool uneven = std::any_of(l.stage_layers.begin(), l.stage_layers.end(),
+                                    [&](std::int64_t n) { return n != l.stage_layers.front(); });
+    if (uneven) {
+        // Runs of equal stages print once with their count: 7/8x14/7.
+        s += " split ";
+        for (std::size_t i = 0; i < l.stage_layers.size();) {
+            std::size_t run = 1;
+            while (i + run < l.stage_layers.size() && l.stage_layers[i + run] == l.stage_layers[i]) ++run;
+            s += (i ? "/" : "") + std::to_string(l.stage_layers[i]) + (run > 1 ? "x" + std::to_string(run) : "");
+            i += run;
+        }
+    }
     return s;
 }
 
@@ -41,9 +54,16 @@ std::vector<std::string> explain_winner(const std::vector<Plan>& plans, std::siz
     std::vector<std::string> lines;
     if (plans.empty()) return lines;
     const Plan& w = plans.front();
-    for (std::size_t i = 1; i < plans.size() && i <= runners_up; ++i) {
+    std::size_t ties = 0, shown = 0;
+    for (std::size_t i = 1; i < plans.size() && shown < runners_up; ++i) {
         const Plan& r = plans[i];
         const double faster = r.simulated.step_time_s / w.simulated.step_time_s - 1.0;
+        // Layouts within 0.05% (another rank order of the same groups, say) are ties, not rivals.
+        if (faster < 5e-4) {
+            ++ties;
+            continue;
+        }
+        ++shown;
         std::string line = fmt::format("beats #{} ({}) by {:.1f}%", i + 1, layout_label(r.layout), 100.0 * faster);
         auto saves = largest_difference(w.simulated, r.simulated, +1.0);
         auto pays = largest_difference(w.simulated, r.simulated, -1.0);
@@ -54,6 +74,8 @@ std::vector<std::string> explain_winner(const std::vector<Plan>& plans, std::siz
         line += fmt::format("; headroom {} vs {}", format_bytes(headroom_w), format_bytes(headroom_r));
         lines.push_back(line);
     }
+    if (ties > 0)
+        lines.insert(lines.begin(), fmt::format("ties (within 0.05%) with {} other layout{} among the simulated", ties, ties > 1 ? "s" : ""));
     return lines;
 }
 

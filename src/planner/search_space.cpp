@@ -54,11 +54,15 @@ std::vector<std::pair<std::int8_t, std::int8_t>> trims(const Scenario& s, const 
                                                        std::int64_t pp, const SearchOptions& o) {
     if (f.stage_layers) return {{0, 0}};
     std::vector<std::pair<std::int8_t, std::int8_t>> out;
+    std::vector<std::vector<std::int64_t>> seen;  // trims that give the same split are one candidate
     const std::int64_t max_trim = pp >= 2 ? o.max_stage_trim : 0;
     for (std::int64_t first = 0; first <= max_trim; ++first)
-        for (std::int64_t last = 0; last <= max_trim; ++last)
-            if (!trimmed_stage_split(s.model.layers, pp, first, last).empty())
-                out.emplace_back(static_cast<std::int8_t>(first), static_cast<std::int8_t>(last));
+        for (std::int64_t last = 0; last <= max_trim; ++last) {
+            auto split = trimmed_stage_split(s.model.layers, pp, first, last);
+            if (split.empty() || std::find(seen.begin(), seen.end(), split) != seen.end()) continue;
+            seen.push_back(std::move(split));
+            out.emplace_back(static_cast<std::int8_t>(first), static_cast<std::int8_t>(last));
+        }
     return out;
 }
 
@@ -88,9 +92,9 @@ std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::
     });
 }
 
-std::vector<bool> sp_values(const LayoutSpec& f, std::int64_t tp) {
+std::vector<bool> sp_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t tp) {
     if (f.sequence_parallel) return {*f.sequence_parallel};
-    if (tp == 1) return {false};
+    if (tp == 1 || !o.sequence_parallel) return {false};
     return {true, false};
 }
 
@@ -129,12 +133,14 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                        const SearchOptions& o, const std::vector<std::int64_t>& split, std::int64_t dp) {
     const auto microbatches = knob(f.microbatch, divisors_up_to(s.training.global_batch / dp, o.max_microbatch),
                                    [](std::int64_t) { return true; });
-    const auto zero_stages = knob(f.zero_stage, {0, 1, 2, 3}, [](std::int64_t) { return true; });
+    const auto zero_stages = knob(f.zero_stage, o.zero_stages, [](std::int64_t) { return true; });
     const auto orders = order_values(f, o, shape.pp, dp);
     for (auto vp : vp_values(f, split, o))
-        for (auto mb : microbatches)
+        for (auto mb : microbatches) {
+            // Megatron's interleaved schedule runs microbatches in groups of pp.
+            if (vp > 1 && (s.training.global_batch / (dp * mb)) % shape.pp != 0) continue;
             for (auto zero : zero_stages)
-                for (bool sp : sp_values(f, shape.tp))
+                for (bool sp : sp_values(f, o, shape.tp))
                     for (Recompute rc : recompute_values(f))
                         for (auto order : orders) {
                             Candidate c = shape;
@@ -146,6 +152,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                             c.rank_order = order;
                             out.push_back(c);
                         }
+        }
 }
 }  // namespace
 

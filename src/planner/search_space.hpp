@@ -14,6 +14,8 @@ struct SearchOptions {
     std::int64_t min_tokens_per_cp_rank = 512;  // below this, CP only adds latency
     std::int64_t max_stage_trim = 3;            // first/last stages may hold up to this many fewer layers
     bool search_rank_order = true;
+    std::vector<std::int64_t> zero_stages = {0, 1, 2, 3};  // what the framework implements
+    bool sequence_parallel = true;                          // the framework implements SP
 };
 
 // A layout in 20 bytes: the planner holds hundreds of thousands of these.

@@ -45,6 +45,9 @@ class ObjectReader {
 public:
     ObjectReader(const json& object, std::string path, std::span<const FieldDef> fields,
                  std::span<const std::string_view> ignored = {});
+    // The reader keeps a reference to the object: a temporary would dangle.
+    ObjectReader(json&& object, std::string path, std::span<const FieldDef> fields,
+                 std::span<const std::string_view> ignored = {}) = delete;
 
     bool has(std::string_view name) const;
     std::optional<std::int64_t> integer(std::string_view name) const;

@@ -1,0 +1,192 @@
+// `sextant plan SCENARIO`: search every open layout knob, simulate the best, explain the winner.
+// Under mpirun the candidates are split across processes and rank 0 prints what one process
+// would.
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/mpi_session.hpp"
+#include "core/error.hpp"
+#include "planner/emit.hpp"
+#include "planner/explain.hpp"
+#include "planner/planner.hpp"
+#include "planner/step_evaluator.hpp"
+#include "report/table.hpp"
+
+namespace sextant::cli {
+
+namespace {
+struct PlanArgs {
+    std::string scenario;
+    std::size_t top = 10;
+    std::size_t simulate_top = 50;
+    unsigned threads = 0;
+    std::string objective = "mfu";
+    std::string gpus;
+    std::string global_batch;
+    std::string emit;
+    bool json = false;
+    bool search_all = false;
+};
+
+// "1024..16384" doubles from the first to the last; "1024,1536" lists; "2048" is one value.
+std::vector<std::int64_t> parse_sweep(const std::string& text, const std::string& flag) {
+    const std::string rule = "must be N, N1,N2,... or LO..HI (doubling from LO to HI), positive integers";
+    auto number = [&](const std::string& s) {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+            v = std::stoll(s, &used);
+        } catch (const std::exception&) {
+            throw InputError(flag, "\"" + text + "\"", rule);
+        }
+        if (used != s.size() || v < 1) throw InputError(flag, "\"" + text + "\"", rule);
+        return static_cast<std::int64_t>(v);
+    };
+    std::vector<std::int64_t> out;
+    if (auto dots = text.find(".."); dots != std::string::npos) {
+        std::int64_t lo = number(text.substr(0, dots)), hi = number(text.substr(dots + 2));
+        if (hi < lo) throw InputError(flag, "\"" + text + "\"", "LO..HI needs LO <= HI");
+        for (std::int64_t v = lo; v <= hi; v *= 2) out.push_back(v);
+        return out;
+    }
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t comma = text.find(',', start);
+        if (comma == std::string::npos) comma = text.size();
+        out.push_back(number(text.substr(start, comma - start)));
+        start = comma + 1;
+    }
+    return out;
+}
+
+PlanOptions options_from(const PlanArgs& a) {
+    PlanOptions o;
+    o.top = a.top;
+    o.simulate_top = std::max(a.simulate_top, a.top);
+    o.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
+    if (a.objective != "mfu" && a.objective != "tokens_per_s")
+        throw InputError("--objective", "\"" + a.objective + "\"", "must be mfu or tokens_per_s");
+    o.objective = a.objective == "mfu" ? Objective::Mfu : Objective::TokensPerSecond;
+    if (!a.gpus.empty()) o.gpu_counts = parse_sweep(a.gpus, "--gpus");
+    if (!a.global_batch.empty()) o.global_batches = parse_sweep(a.global_batch, "--global-batch");
+    return o;
+}
+
+std::string dominant_cost(const PlanScore& s) {
+    std::string name = "-";
+    double most = 0;
+    for (const auto& [n, v] : s.breakdown)
+        if (n != "compute" && v > most) { most = v; name = n; }
+    return name;
+}
+
+json layout_json(const Layout& l) {
+    return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
+            {"microbatch", l.microbatch}, {"zero_stage", l.zero_stage},
+            {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
+            {"schedule", schedule_name(l.schedule)}, {"rank_order", rank_order_text(l.rank_order)},
+            {"stage_layers", l.stage_layers}};
+}
+
+void print_plans(const Planner& planner, const std::vector<Plan>& plans, const PlanArgs& a,
+                 double seconds) {
+    const std::size_t shown = std::min(a.top, plans.size());
+    if (a.json) {
+        json doc;
+        doc["plans"] = json::array();
+        for (std::size_t i = 0; i < shown; ++i) {
+            const Plan& p = plans[i];
+            const Scenario& s = planner.variants()[p.variant].scenario;
+            json breakdown = json::object();
+            for (const auto& [n, v] : p.simulated.breakdown) breakdown[n] = v;
+            doc["plans"].push_back({{"rank", i + 1}, {"layout", layout_json(p.layout)},
+                                    {"gpus", s.cluster.gpus}, {"global_batch", s.training.global_batch},
+                                    {"step_time_s", p.simulated.step_time_s}, {"mfu", p.simulated.mfu},
+                                    {"tokens_per_s", p.simulated.tokens_per_s},
+                                    {"peak_memory_bytes", p.simulated.peak_memory_bytes},
+                                    {"capacity_bytes", p.simulated.capacity_bytes},
+                                    {"screened_step_time_s", p.screened.step_time_s},
+                                    {"breakdown", breakdown}});
+        }
+        doc["explanation"] = explain_winner(plans);
+        doc["candidates_screened"] = planner.candidate_count();
+        doc["candidates_simulated"] = plans.size();
+        doc["seconds"] = seconds;
+        std::cout << doc.dump(2) << "\n";
+        return;
+    }
+    const bool sweep = planner.variants().size() > 1;
+    std::vector<std::string> header = {"#", "layout"};
+    if (sweep) header.insert(header.end(), {"gpus", "batch"});
+    header.insert(header.end(), {"step", "MFU", "tokens/s", "peak mem", "headroom", "dominant"});
+    TextTable t(header);
+    for (std::size_t i = 0; i < shown; ++i) {
+        const Plan& p = plans[i];
+        const Scenario& s = planner.variants()[p.variant].scenario;
+        std::vector<std::string> row = {std::to_string(i + 1), layout_label(p.layout)};
+        if (sweep) row.insert(row.end(), {std::to_string(s.cluster.gpus), std::to_string(s.training.global_batch)});
+        row.insert(row.end(), {format_seconds(p.simulated.step_time_s), fmt::format("{:.1f}%", 100 * p.simulated.mfu),
+                               fmt::format("{:.0f}", p.simulated.tokens_per_s),
+                               format_bytes(p.simulated.peak_memory_bytes),
+                               format_bytes(p.simulated.capacity_bytes - p.simulated.peak_memory_bytes),
+                               dominant_cost(p.simulated)});
+        t.add_row(row);
+    }
+    std::cout << t.render();
+    std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s\n",
+                             planner.candidate_count(), plans.size(), seconds);
+    if (!plans.empty()) {
+        std::cout << "\nWhy " << layout_label(plans.front().layout) << " wins:\n";
+        for (const auto& line : explain_winner(plans)) std::cout << "  - " << line << "\n";
+    }
+}
+
+void emit_winner(const Planner& planner, const std::vector<Plan>& plans, const std::string& format) {
+    if (plans.empty()) return;
+    const Plan& p = plans.front();
+    Emitted e = emit_plan(parse_emit_format(format), planner.variants()[p.variant].scenario, p.layout);
+    std::cout << e.text;
+    for (const auto& n : e.notes) std::cerr << "note: " << n << "\n";
+}
+
+void run_plan(const PlanArgs& a) {
+    MpiSession mpi;
+    const auto start = std::chrono::steady_clock::now();
+    if (!a.emit.empty()) parse_emit_format(a.emit);
+    Scenario scenario = load_scenario(a.scenario);
+    if (a.search_all) scenario.layout = LayoutSpec{};
+    Planner planner(scenario, options_from(a), make_step_evaluator);
+    std::vector<ScreenedCandidate> mine = planner.screen({mpi.rank(), mpi.size()});
+    std::vector<ScreenedCandidate> all = mpi.gather_to_root(mine);
+    if (!mpi.is_root()) return;
+    if (planner.candidate_count() == 0 || all.empty())
+        throw InputError("/layout", "", "no candidate layout fits in memory with the knobs the scenario fixes");
+    std::vector<Plan> plans = planner.finish(std::move(all));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!a.emit.empty()) emit_winner(planner, plans, a.emit);
+    else print_plans(planner, plans, a, seconds);
+}
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+    static PlanArgs args;
+    auto* cmd = app.add_subcommand("plan", "Search every layout the scenario leaves open; rank by predicted MFU");
+    cmd->add_option("scenario", args.scenario, "scenario JSON file")->required();
+    cmd->add_option("--top", args.top, "plans to print")->check(CLI::PositiveNumber);
+    cmd->add_option("--simulate-top", args.simulate_top, "screened candidates to simulate")->check(CLI::PositiveNumber);
+    cmd->add_option("--threads", args.threads, "worker threads (default: all cores)");
+    cmd->add_option("--objective", args.objective, "mfu or tokens_per_s");
+    cmd->add_option("--gpus", args.gpus, "also search the GPU count: N, N1,N2 or LO..HI (doubling)");
+    cmd->add_option("--global-batch", args.global_batch, "also search the global batch: N, N1,N2 or LO..HI");
+    cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan or deepspeed");
+    cmd->add_flag("--search-all", args.search_all, "ignore the scenario's layout: search every knob");
+    cmd->add_flag("--json", args.json, "one JSON document");
+    cmd->callback([] { run_plan(args); });
+}
+
+}  // namespace sextant::cli

@@ -1,0 +1,55 @@
+// `sextant validate RUNS.json [--json]`: predicted vs measured step time, per run and as MAPE.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "report/table.hpp"
+#include "validate/published_runs.hpp"
+
+namespace sextant::cli {
+
+namespace {
+void run(const std::string& file, bool as_json) {
+    const ValidationReport r = validate_runs(file);
+    if (as_json) {
+        json runs = json::array();
+        for (const auto& v : r.runs) {
+            json chosen = json::object();
+            for (const auto& k : v.chosen_knobs) {
+                const auto eq = k.find('=');
+                chosen[k.substr(0, eq)] = k.substr(eq + 1);
+            }
+            runs.push_back({{"id", v.id}, {"predicted_step_time_s", v.predicted_step_time_s},
+                            {"measured_step_time_s", v.measured_step_time_s}, {"error_pct", v.error_pct},
+                            {"mfu", v.mfu}, {"tolerance", v.tolerance}, {"chosen", chosen}});
+        }
+        std::cout << json({{"runs", runs}, {"mape_pct", r.mape_pct}, {"max_abs_error_pct", r.max_abs_error_pct},
+                           {"worst_run", r.worst_run}})
+                         .dump(2)
+                  << "\n";
+        return;
+    }
+    TextTable t({"run", "measured", "predicted", "error", "MFU", "chosen (knobs the source left open)"});
+    for (const auto& v : r.runs) {
+        std::string chosen;
+        for (const auto& k : v.chosen_knobs) chosen += (chosen.empty() ? "" : " ") + k;
+        t.add_row({v.id, fmt::format("{:.3f} s", v.measured_step_time_s), fmt::format("{:.3f} s", v.predicted_step_time_s),
+                   fmt::format("{:+.1f}%", v.error_pct), fmt::format("{:.1f}%", 100 * v.mfu), chosen});
+    }
+    std::cout << t.render();
+    std::cout << fmt::format("\n{} runs: MAPE {:.1f}%, worst {} at {:.1f}%\n", r.runs.size(), r.mape_pct, r.worst_run, r.max_abs_error_pct);
+}
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+    static std::string file;
+    static bool as_json = false;
+    auto* cmd = app.add_subcommand("validate", "Compare predicted and measured step times of published runs");
+    cmd->add_option("runs", file, "a published-runs/1 JSON file")->required();
+    cmd->add_flag("--json", as_json, "one JSON document");
+    cmd->callback([] { run(file, as_json); });
+}
+
+}  // namespace sextant::cli

@@ -1,0 +1,84 @@
+#include "validate/published_runs.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "cost/runtime_profile.hpp"
+#include "planner/planner.hpp"
+#include "planner/step_evaluator.hpp"
+#include "spec/presets.hpp"
+
+namespace sextant {
+
+namespace {
+std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
+    std::vector<std::string> out;
+    if (!spec.microbatch) out.push_back("microbatch=" + std::to_string(l.microbatch));
+    if (!spec.vp) out.push_back("vp=" + std::to_string(l.vp));
+    if (!spec.zero_stage) out.push_back("zero_stage=" + std::to_string(l.zero_stage));
+    if (!spec.sequence_parallel) out.push_back(std::string("sequence_parallel=") + (l.sequence_parallel ? "true" : "false"));
+    if (!spec.recompute) out.push_back("recompute=" + recompute_name(l.recompute));
+    return out;
+}
+
+RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base) {
+    Scenario s;
+    try {
+        s = parse_scenario(run, base);
+    } catch (const InputError& e) {
+        throw InputError(path + e.path(), e.value(), e.rule());
+    }
+    if (!run.contains("measured") || !run["measured"].contains("step_time_s") || !run["measured"]["step_time_s"].is_number())
+        throw InputError(path + "/measured/step_time_s", "", "is required: the measured seconds per step");
+    const RuntimeProfile runtime = load_runtime_profile(s.training.framework, path + "/framework");
+    PlanOptions options;
+    options.top = 1;
+    options.simulate_top = 4;
+    options.search.search_rank_order = false;
+    options.search.max_stage_trim = 0;
+    options.search.zero_stages = runtime.zero_stages;
+    options.search.sequence_parallel = runtime.sequence_parallel;
+    Scenario fixed = s;
+    // The framework splits layers its default way; the published layout fixes tp, pp, dp, cp.
+    if (!fixed.layout.stage_layers) fixed.layout.stage_layers = default_stage_split(s.model.layers, s.layout.pp.value_or(1));
+    Planner planner(fixed, options, make_step_evaluator);
+    std::vector<Plan> plans = planner.finish(planner.screen({0, 1}));
+    if (plans.empty()) throw InputError(path + "/layout", "", "no setting of the unpublished knobs fits in memory");
+    const Plan& best = plans.front();
+    RunValidation v;
+    v.id = run.value("id", path);
+    v.tolerance = run.value("tolerance", std::string("normal"));
+    v.chosen = best.layout;
+    v.chosen_knobs = open_knobs(s.layout, best.layout);
+    v.predicted_step_time_s = best.simulated.step_time_s;
+    v.measured_step_time_s = run["measured"]["step_time_s"].get<double>();
+    v.error_pct = 100.0 * (v.predicted_step_time_s / v.measured_step_time_s - 1.0);
+    v.mfu = best.simulated.mfu;
+    return v;
+}
+}  // namespace
+
+ValidationReport validate_runs(const std::filesystem::path& file) {
+    const json doc = load_json_file(file, "");
+    if (!doc.is_object() || doc.value("schema", std::string()) != "published-runs/1")
+        throw InputError("/schema", doc.is_object() && doc.contains("schema") ? value_text(doc["schema"]) : "",
+                         "must be \"published-runs/1\"");
+    if (!doc.contains("runs") || !doc["runs"].is_array() || doc["runs"].empty())
+        throw InputError("/runs", "", "must be a non-empty array of runs");
+    ValidationReport report;
+    double total = 0;
+    for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
+        RunValidation v = validate_one(doc["runs"][i], "/runs/" + std::to_string(i), file.parent_path());
+        total += std::fabs(v.error_pct);
+        if (std::fabs(v.error_pct) >= report.max_abs_error_pct) {
+            report.max_abs_error_pct = std::fabs(v.error_pct);
+            report.worst_run = v.id;
+        }
+        report.runs.push_back(std::move(v));
+    }
+    report.mape_pct = total / static_cast<double>(report.runs.size());
+    return report;
+}
+
+}  // namespace sextant

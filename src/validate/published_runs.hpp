@@ -1,0 +1,33 @@
+#pragma once
+// `sextant validate`: predicted vs measured step time on runs in the published-runs/1 schema.
+// Knobs a run leaves null are chosen as its framework would: the setting with the best predicted
+// throughput that fits in memory, among those the framework implements.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "spec/scenario.hpp"
+
+namespace sextant {
+
+struct RunValidation {
+    std::string id;
+    std::string tolerance;
+    Layout chosen;
+    std::vector<std::string> chosen_knobs;  // the knobs that were null, as "name=value"
+    double predicted_step_time_s = 0;
+    double measured_step_time_s = 0;
+    double error_pct = 0;
+    double mfu = 0;
+};
+
+struct ValidationReport {
+    std::vector<RunValidation> runs;
+    double mape_pct = 0;
+    double max_abs_error_pct = 0;
+    std::string worst_run;
+};
+
+ValidationReport validate_runs(const std::filesystem::path& file);
+
+}  // namespace sextant
