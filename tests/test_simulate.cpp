@@ -1,0 +1,175 @@
+// The step simulator against closed forms of the pipeline schedules, the closed-form estimate,
+// stragglers, determinism, traces and deadlock detection.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "engine/engine.hpp"
+#include "report/trace.hpp"
+#include "sim/simulate.hpp"
+#include "spec/presets.hpp"
+
+using namespace sextant;
+
+namespace {
+// A uniform GPT-style pipeline whose communication is free: infinite-bandwidth NVLink and NICs
+// are not expressible, so the cluster is a single 64-GPU NVLink domain and PP messages are tiny
+// compared with the compute (checked against the closed forms with a tolerance).
+Scenario pipeline_scenario(std::int64_t pp, std::int64_t microbatches, const char* schedule, std::int64_t vp = 1) {
+    json doc = {{"model", {{"name", "uniform"}, {"arch", "llama"}, {"layers", 32}, {"hidden", 4096}, {"ffn_hidden", 14336},
+                           {"heads", 32}, {"kv_heads", 8}, {"vocab", 32000}}},
+                {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", pp}, {"gpus_per_node", 1}, {"nvlink_domain_gpus", 1},
+                             {"nic_gbps_per_gpu", 3200}}},
+                {"seq_len", 4096},
+                {"global_batch", microbatches},
+                {"framework", "megatron-core-2024"},
+                {"layout", {{"tp", 1}, {"pp", pp}, {"dp", 1}, {"vp", vp}, {"microbatch", 1}, {"schedule", schedule}}}};
+    return parse_scenario(doc, data_dir());
+}
+
+struct Uniform {
+    double t;  // forward + backward of one microbatch on the busiest stage
+    double stage_sum;
+};
+
+Uniform stage_times(const StepContext& ctx, const Layout& l) {
+    const StepPlan plan = plan_step(ctx, l);
+    Uniform u{0, 0};
+    for (const auto& s : plan.stages) {
+        double t = 0;
+        for (const auto& c : s.chunks) t += c.forward + c.backward;
+        u.t = std::max(u.t, t);
+        u.stage_sum += t;
+    }
+    return u;
+}
+
+double pipeline_time(const StepResult& r) { return r.step_time_s - r.breakdown.optimizer - r.breakdown.dp - r.breakdown.other; }
+}  // namespace
+
+TEST_CASE("GPipe and 1F1B: bubble fraction (p-1)/(m+p-1) without communication") {
+    for (const char* schedule : {"gpipe", "1f1b"}) {
+        for (auto [p, m] : {std::pair<std::int64_t, std::int64_t>{4, 8}, {8, 32}, {2, 2}}) {
+            CAPTURE(schedule);
+            CAPTURE(p);
+            Scenario s = pipeline_scenario(p, m, schedule);
+            s.model.layers = 8 * p;  // equal stages: the embedding and output layer are the only asymmetry
+            const StepContext ctx(s);
+            const Layout l = resolve_layout(s, s.layout);
+            const StepResult r = simulate(ctx, l).result;
+            const Uniform u = stage_times(ctx, l);
+            // With stages of different cost (embedding, output layer) the closed form is
+            // (m - 1) max t + sum t; the bubble fraction of the uniform case follows from it.
+            const double expected = (static_cast<double>(m) - 1) * u.t + u.stage_sum;
+            CHECK(pipeline_time(r) == doctest::Approx(expected).epsilon(0.02));
+            const double uniform_bubble = static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
+            CHECK((pipeline_time(r) - static_cast<double>(m) * u.t) / pipeline_time(r) ==
+                  doctest::Approx(uniform_bubble).epsilon(0.1));
+        }
+    }
+}
+
+TEST_CASE("interleaved 1F1B: the bubble shrinks to (p-1)/(v m) of the ideal time") {
+    const std::int64_t p = 4, m = 8, v = 2;
+    Scenario s = pipeline_scenario(p, m, "interleaved", v);
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    const StepResult r = simulate(ctx, l).result;
+    const Uniform u = stage_times(ctx, l);
+    const double ideal = static_cast<double>(m) * u.t;
+    const double bubble = (pipeline_time(r) - ideal) / ideal;
+    CHECK(bubble == doctest::Approx(static_cast<double>(p - 1) / static_cast<double>(v * m)).epsilon(0.15));
+    const Scenario s1 = pipeline_scenario(p, m, "1f1b");
+    const StepContext ctx1(s1);
+    const StepResult r1 = simulate(ctx1, resolve_layout(s1, s1.layout)).result;
+    CHECK(pipeline_time(r) < pipeline_time(r1));
+}
+
+TEST_CASE("the closed-form estimate agrees with the simulator on simple schedules") {
+    for (const char* schedule : {"gpipe", "1f1b"}) {
+        Scenario s = pipeline_scenario(4, 16, schedule);
+        const StepContext ctx(s);
+        const Layout l = resolve_layout(s, s.layout);
+        CHECK(estimate(ctx, l).step_time_s == doctest::Approx(simulate(ctx, l).result.step_time_s).epsilon(0.01));
+    }
+}
+
+TEST_CASE("a compute-only step takes its FLOPs over the achieved throughput") {
+    // One GPU, one microbatch: the step is the sum of its kernels; the GEMM part equals the GEMM
+    // FLOPs over the profile's throughput at those shapes (checked on the QKV projection).
+    Scenario s = pipeline_scenario(1, 1, "1f1b");
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    const StepResult r = simulate(ctx, l).result;
+    const StepPlan plan = plan_step(ctx, l);
+    double tasks = 0;
+    for (const auto& c : plan.stages[0].chunks) tasks += c.forward + c.backward;
+    CHECK(r.step_time_s == doctest::Approx(tasks + plan.stages[0].optimizer + plan.step_overhead).epsilon(1e-6));
+    const double T = 4096, h = 4096, qkv = (4096 + 2 * 1024);
+    const double flops = 2 * T * h * qkv;
+    const double qkv_time = flops / (ctx.profile().gemm_tflops(Precision::Bf16, 4096, 6144, 4096) * 1e12);
+    const LayerCost lc = layer_cost(ctx.costs(), l, ctx.groups(l), 0);
+    CHECK(lc.forward.gemm > qkv_time);
+    CHECK(lc.forward.gemm < 10 * qkv_time);
+}
+
+TEST_CASE("a 10% straggler in one stage slows the step as the critical path says") {
+    Scenario s = pipeline_scenario(4, 16, "1f1b");
+    const StepContext base_ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    const double base = simulate(base_ctx, l).result.step_time_s;
+    s.extensions["stragglers"] = json::array({{{"gpu", 2}, {"slowdown", 1.1}}});
+    const StepContext slow_ctx(s);
+    const Simulation slow = simulate(slow_ctx, l);
+    // The slow stage becomes the bottleneck of every steady-state step: (m - 1) t_slow + sum t.
+    const Uniform u = stage_times(slow_ctx, l);
+    const double expected = (16 - 1) * u.t + u.stage_sum;
+    CHECK(pipeline_time(slow.result) == doctest::Approx(expected).epsilon(0.02));
+    // Stage 2 was not the slowest before (the last stage also runs the output layer), so the step
+    // grows by less than 10%, but it grows.
+    CHECK(slow.result.step_time_s > base);
+    CHECK(slow.result.step_time_s < 1.10 * base);
+}
+
+TEST_CASE("the same scenario gives the same output twice, bit for bit") {
+    Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-70b-h100.json");
+    const Layout l = resolve_layout(s, s.layout);
+    const StepContext a(s), b(s);
+    const StepResult x = simulate(a, l).result, y = simulate(b, l).result;
+    CHECK(x.step_time_s == y.step_time_s);
+    CHECK(x.breakdown.bubble == y.breakdown.bubble);
+    CHECK(chrome_trace(simulate(a, l), "x") == chrome_trace(simulate(b, l), "x"));
+}
+
+TEST_CASE("the trace is valid JSON with properly nested events per thread") {
+    Scenario s = pipeline_scenario(4, 8, "interleaved", 2);
+    const StepContext ctx(s);
+    const json trace = json::parse(chrome_trace(simulate(ctx, resolve_layout(s, s.layout)), "test"));
+    REQUIRE(trace.contains("traceEvents"));
+    std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> threads;
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "X") threads[{e["pid"].get<int>(), e["tid"].get<int>()}].emplace_back(e["ts"].get<double>(), e["dur"].get<double>());
+    CHECK(threads.size() >= 8);
+    for (auto& [key, events] : threads) {
+        std::sort(events.begin(), events.end());
+        for (std::size_t i = 1; i < events.size(); ++i) CHECK(events[i].first >= events[i - 1].first + events[i - 1].second - 1e-3);
+    }
+}
+
+TEST_CASE("the engine orders equal-time events by insertion and reports a deadlock") {
+    Engine e;
+    const StreamId a = e.add_stream("a", 0), b = e.add_stream("b", 1);
+    const TaskId x = e.add_task(a, 10), y = e.add_task(b, 5), z = e.add_task(a, 1);
+    e.add_dependency(x, y);
+    CHECK(e.run() == 15);
+    CHECK(e.tasks()[y].start == 10);
+    CHECK(e.tasks()[z].start == 10);
+
+    Engine cycle;
+    const StreamId s0 = cycle.add_stream("first", 0), s1 = cycle.add_stream("second", 1);
+    const TaskId p = cycle.add_task(s0, 1), q = cycle.add_task(s1, 1);
+    cycle.add_dependency(p, q);
+    cycle.add_dependency(q, p);
+    CHECK_THROWS_WITH_AS(cycle.run(), doctest::Contains("waits at task"), InternalError);
+}
