@@ -1,0 +1,300 @@
+// One test per validation rule: every bad scenario fails with an InputError naming the JSON path,
+// the value and the rule, before anything runs; the CLI turns it into exit code 2.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "model/params.hpp"
+#include "spec/presets.hpp"
+#include "spec/scenario.hpp"
+
+using namespace sextant;
+
+namespace {
+json base() {
+    return {{"model", "llama3-70b"},
+            {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 64}, {"gpus_per_node", 8}, {"nic_gbps_per_gpu", 400}}},
+            {"seq_len", 4096},
+            {"global_batch", 64},
+            {"layout", {{"tp", 8}, {"pp", 2}, {"dp", 4}}}};
+}
+
+// Parses `doc` and returns the error; fails the test when parsing succeeds.
+InputError error_of(const json& doc) {
+    try {
+        parse_scenario(doc, data_dir());
+    } catch (const InputError& e) {
+        return e;
+    }
+    FAIL("expected an InputError");
+    return InputError("", "", "");
+}
+
+void expect(const json& doc, const std::string& path, const std::string& rule_fragment) {
+    const InputError e = error_of(doc);
+    CHECK(e.path() == path);
+    CHECK(std::string(e.what()).find(rule_fragment) != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("a valid scenario parses and resolves") {
+    Scenario s = parse_scenario(base(), data_dir());
+    CHECK(resolve_layout(s, s.layout).dp == 4);
+}
+
+TEST_CASE("rule: the parallel degrees multiply to the GPU count") {
+    json d = base();
+    d["layout"]["dp"] = 8;
+    expect(d, "/layout", "multiply to /cluster/gpus (64)");
+}
+
+TEST_CASE("rule: tp divides the attention heads") {
+    json d = base();
+    d["model"] = {{"layers", 4}, {"hidden", 1536}, {"heads", 12}, {"vocab", 1000}, {"ffn_hidden", 4096}};
+    d["layout"] = {{"tp", 8}, {"pp", 1}, {"dp", 8}};
+    expect(d, "/layout/tp", "divide the attention heads (12)");
+}
+
+TEST_CASE("rule: tp divides the key/value heads") {
+    json d = base();
+    d["cluster"]["gpus"] = 128;
+    d["layout"] = {{"tp", 16}, {"pp", 1}, {"dp", 8}};
+    expect(d, "/layout/tp", "key/value heads (8)");
+}
+
+TEST_CASE("rule: tp divides ffn_hidden") {
+    json d = base();
+    d["model"] = {{"layers", 4}, {"hidden", 1024}, {"heads", 8}, {"vocab", 1000}, {"ffn_hidden", 3004}};
+    d["layout"] = {{"tp", 8}, {"pp", 1}, {"dp", 8}};
+    expect(d, "/layout/tp", "divide ffn_hidden (3004)");
+}
+
+TEST_CASE("rule: an impossible layer split is an error; uneven splits follow the framework") {
+    json d = base();
+    d["model"] = {{"layers", 5}, {"hidden", 1024}, {"heads", 8}, {"vocab", 1000}, {"ffn_hidden", 4096}};
+    d["cluster"]["gpus"] = 32;
+    d["layout"] = {{"tp", 8}, {"pp", 4}, {"dp", 1}};
+    d["global_batch"] = 8;
+    expect(d, "/layout/pp", "cannot split 5 layers");
+    // Llama 3 405B: 126 layers on 16 stages = 7, 8 x 14, 7.
+    CHECK(default_stage_split(126, 16) == std::vector<std::int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+}
+
+TEST_CASE("rule: an explicit stage split has one entry per stage, sums to the layers, each >= vp") {
+    json d = base();
+    d["layout"]["stage_layers"] = {40, 30};
+    expect(d, "/layout/stage_layers", "add up to the model's layers (80)");
+    d["layout"]["stage_layers"] = {80};
+    expect(d, "/layout/stage_layers", "one entry per pipeline stage");
+    d["layout"]["stage_layers"] = {41, 39};
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));
+    d["layout"]["stage_layers"] = {79, 1};
+    d["layout"]["vp"] = 2;
+    d["global_batch"] = 64;
+    expect(d, "/layout/stage_layers/1", "at least vp (2)");
+}
+
+TEST_CASE("rule: interleaving needs pp >= 2 and the interleaved schedule") {
+    json d = base();
+    d["layout"] = {{"tp", 8}, {"pp", 1}, {"dp", 8}, {"vp", 2}};
+    expect(d, "/layout/vp", "needs pp >= 2");
+    d = base();
+    d["layout"]["schedule"] = "interleaved";
+    expect(d, "/layout/schedule", "needs vp >= 2");
+    d = base();
+    d["layout"]["vp"] = 2;
+    d["layout"]["schedule"] = "1f1b";
+    expect(d, "/layout/vp", "needs the interleaved schedule");
+}
+
+TEST_CASE("rule: interleaving runs microbatches in groups of pp") {
+    json d = base();
+    d["layout"] = {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"vp", 2}, {"microbatch", 1}};
+    d["global_batch"] = 12;  // 3 microbatches per DP rank
+    expect(d, "/layout/vp", "multiple of pp (2)");
+}
+
+TEST_CASE("rule: the global batch is a multiple of dp x microbatch") {
+    json d = base();
+    d["global_batch"] = 6;
+    expect(d, "/global_batch", "multiple of dp x microbatch");
+    d = base();
+    d.erase("global_batch");
+    d["training"] = {{"global_batch", 10}, {"seq_len", 4096}};
+    d.erase("seq_len");
+    expect(d, "/training/global_batch", "multiple of dp x microbatch");
+}
+
+TEST_CASE("rule: ep divides the experts, needs a MoE model, and divides dp x cp") {
+    json d = base();
+    d["model"] = "mixtral-8x7b";
+    d["layout"] = {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 16}};
+    expect(d, "/layout/ep", "divide the experts (8)");
+    d["layout"] = {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"ep", 8}};
+    expect(d, "/layout/ep", "divide dp x cp (4)");
+    d = base();
+    d["layout"]["ep"] = 2;
+    expect(d, "/layout/ep", "needs a MoE model");
+}
+
+TEST_CASE("rule: cp splits the sequence into 2 x cp chunks") {
+    json d = base();
+    d["seq_len"] = 4100;
+    d["layout"] = {{"tp", 8}, {"pp", 1}, {"dp", 2}, {"cp", 4}};
+    d["global_batch"] = 64;
+    expect(d, "/layout/cp", "2 x cp chunks");
+}
+
+TEST_CASE("rule: the GPU type is known, with the closest names suggested") {
+    json d = base();
+    d["cluster"]["gpu"] = "H100-SXM-80GB";
+    expect(d, "/cluster/gpu", "did you mean 'H100-SXM5-80GB'");
+}
+
+TEST_CASE("rule: fp8 needs FP8 tensor cores") {
+    json d = base();
+    d["cluster"]["gpu"] = "A100-SXM4-80GB";
+    d["precision"] = "fp8";
+    expect(d, "/precision", "no FP8 tensor cores");
+}
+
+TEST_CASE("rule: model presets are known, with suggestions") {
+    json d = base();
+    d["model"] = "llama3-7b";
+    expect(d, "/model", "did you mean 'llama3-70b'");
+}
+
+TEST_CASE("rule: the framework generation is known") {
+    json d = base();
+    d["framework"] = "megatron-core-2025";
+    expect(d, "/framework", "did you mean 'megatron-core-2024'");
+}
+
+TEST_CASE("rule: unknown keys fail with the closest valid ones, at any depth") {
+    json d = base();
+    d["layout"]["tpp"] = 8;
+    expect(d, "/layout/tpp", "did you mean 'tp'");
+    d = base();
+    d["model"] = {{"layers", 4}, {"hidden", 1024}, {"heads", 8}, {"vocab", 1000}, {"ffn_hidden", 4096},
+                  {"moe", {{"experts", 8}, {"top_k", 2}, {"expertz", 1}}}};
+    d["layout"] = {{"tp", 8}, {"pp", 1}, {"dp", 8}};
+    expect(d, "/model/moe/expertz", "did you mean 'experts'");
+    d = base();
+    d["globl_batch"] = 64;
+    expect(d, "/globl_batch", "did you mean 'global_batch'");
+}
+
+TEST_CASE("rule: sizes are positive integers") {
+    json d = base();
+    d["seq_len"] = 0;
+    expect(d, "/seq_len", "positive integer");
+    d = base();
+    d["layout"]["tp"] = -2;
+    expect(d, "/layout/tp", "positive integer");
+    d = base();
+    d["cluster"]["gpus"] = 0;
+    expect(d, "/cluster/gpus", "positive integer");
+}
+
+TEST_CASE("rule: values have the declared type and choices") {
+    json d = base();
+    d["layout"]["tp"] = "8";
+    expect(d, "/layout/tp", "must be an integer");
+    d = base();
+    d["layout"]["recompute"] = "selctive";
+    expect(d, "/layout/recompute", "did you mean 'selective'");
+    d = base();
+    d["layout"]["rank_order"] = "tp-dp-pp";
+    expect(d, "/layout/rank_order", "tp, cp, ep, dp and pp once each");
+}
+
+TEST_CASE("rule: a key given at the top level and in training must agree") {
+    json d = base();
+    d["training"] = {{"seq_len", 8192}};
+    expect(d, "/training/seq_len", "disagrees with top-level seq_len");
+}
+
+TEST_CASE("rule: kv_heads divides heads; top_k does not exceed experts") {
+    json d = base();
+    d["model"] = {{"layers", 4}, {"hidden", 1024}, {"heads", 8}, {"kv_heads", 3}, {"vocab", 1000}, {"ffn_hidden", 4096}};
+    expect(d, "/model/kv_heads", "divide heads (8)");
+    d["model"] = {{"layers", 4}, {"hidden", 1024}, {"heads", 8}, {"vocab", 1000}, {"ffn_hidden", 4096},
+                  {"moe", {{"experts", 4}, {"top_k", 6}}}};
+    expect(d, "/model/moe/top_k", "must not exceed experts (4)");
+}
+
+TEST_CASE("rule: files must exist and hold valid JSON") {
+    json d = base();
+    d["model"] = "no/such/model.json";
+    expect(d, "/model", "file not found");
+    const auto dir = std::filesystem::temp_directory_path() / "sextant-validation-test";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "broken.json") << "{\"layers\": 4,";
+    d["model"] = (dir / "broken.json").string();
+    expect(d, "/model", "not valid JSON");
+}
+
+TEST_CASE("Hugging Face config.json: Llama, Mixtral, Qwen2 and DeepSeek-V3 field names") {
+    const json llama = {{"model_type", "llama"}, {"hidden_size", 4096}, {"intermediate_size", 14336},
+                        {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+                        {"vocab_size", 128256}, {"tie_word_embeddings", false}};
+    CHECK(count_params(parse_hf_config(llama, "/model")).total() == doctest::Approx(8.03e9).epsilon(0.001));
+    json mixtral = llama;
+    mixtral["model_type"] = "mixtral";
+    mixtral["vocab_size"] = 32000;
+    mixtral["num_local_experts"] = 8;
+    mixtral["num_experts_per_tok"] = 2;
+    ModelSpec mx = parse_hf_config(mixtral, "/model");
+    CHECK(count_params(mx).total() == doctest::Approx(46.7e9).epsilon(0.002));
+    CHECK(count_params(mx).active(mx) == doctest::Approx(12.9e9).epsilon(0.004));
+    // Qwen2-7B: biases on the QKV projection only, tied embeddings off.
+    const json qwen = {{"model_type", "qwen2"}, {"hidden_size", 3584}, {"intermediate_size", 18944},
+                       {"num_hidden_layers", 28}, {"num_attention_heads", 28}, {"num_key_value_heads", 4},
+                       {"vocab_size", 152064}, {"tie_word_embeddings", false}};
+    CHECK(count_params(parse_hf_config(qwen, "/model")).total() == doctest::Approx(7.62e9).epsilon(0.002));
+    const json deepseek = {{"model_type", "deepseek_v3"}, {"hidden_size", 7168}, {"intermediate_size", 18432},
+                           {"moe_intermediate_size", 2048}, {"num_hidden_layers", 61}, {"num_attention_heads", 128},
+                           {"num_key_value_heads", 128}, {"vocab_size", 129280}, {"n_routed_experts", 256},
+                           {"n_shared_experts", 1}, {"num_experts_per_tok", 8}, {"first_k_dense_replace", 3},
+                           {"moe_layer_freq", 1}, {"q_lora_rank", 1536}, {"kv_lora_rank", 512},
+                           {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128},
+                           {"num_nextn_predict_layers", 1}};
+    CHECK(count_params(parse_hf_config(deepseek, "/model")).total() == doctest::Approx(671e9).epsilon(0.002));
+    json bad = llama;
+    bad["num_attention_heads"] = 0;
+    CHECK_THROWS_AS(parse_hf_config(bad, "/model"), InputError);
+}
+
+TEST_CASE("every published run, saved on its own, is a valid scenario") {
+    const json runs = load_json_file(std::filesystem::path(SEXTANT_VALIDATION_DIR) / "published-runs.json", "");
+    REQUIRE(runs["runs"].size() >= 27);
+    for (const auto& run : runs["runs"]) {
+        CAPTURE(run["id"].get<std::string>());
+        CHECK_NOTHROW(parse_scenario(run, data_dir()));
+    }
+}
+
+TEST_CASE("the CLI exits 2 with the rule on stderr for bad input, 0 for good") {
+    const auto dir = std::filesystem::temp_directory_path() / "sextant-cli-test";
+    std::filesystem::create_directories(dir);
+    json bad = base();
+    bad["layout"]["tpp"] = 3;
+    std::ofstream(dir / "bad.json") << bad.dump();
+    std::ofstream(dir / "good.json") << base().dump();
+    const std::string binary = SEXTANT_BINARY;
+    const std::string err = (dir / "stderr.txt").string();
+    const int bad_status = std::system((binary + " check " + (dir / "bad.json").string() + " >/dev/null 2>" + err).c_str());
+    CHECK(WEXITSTATUS(bad_status) == 2);
+    std::ifstream in(err);
+    const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(message.find("/layout/tpp: unknown key; did you mean 'tp'") != std::string::npos);
+    const int good_status = std::system((binary + " memory " + (dir / "good.json").string() + " >/dev/null 2>&1").c_str());
+    CHECK(WEXITSTATUS(good_status) == 0);
+    const int usage_status = std::system((binary + " memory --no-such-flag >/dev/null 2>&1").c_str());
+    CHECK(WEXITSTATUS(usage_status) == 2);
+}
