@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "model/params.hpp"
+#include "report/schema.hpp"
 #include "report/table.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"

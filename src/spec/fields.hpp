@@ -35,8 +35,6 @@ struct FieldTable {
     std::span<const FieldDef> fields;
 };
 
-// Every table of the scenario format, in document order (defined in spec/schema.cpp).
-std::vector<FieldTable> all_field_tables();
 
 // Reads one JSON object against its table: checks that it is an object, that every key is
 // declared (or explicitly ignored), and each value's type, range and choices. A null value reads

@@ -1,5 +1,10 @@
 #include <nlohmann/json.hpp>
 
+#include "report/schema.hpp"
+
+#include "cost/runtime_profile.hpp"
+#include "profile/profile.hpp"
+#include "sim/step_context.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {
@@ -17,7 +22,12 @@ std::vector<FieldTable> all_field_tables() {
         {"/layout", "parallel layout; null = chosen by the planner or framework default",
          layout_fields()},
         {"/memory", "memory allowances", memory_fields()},
+        {"/stragglers/*", "a slow GPU or node", straggler_fields()},
+        {"/degraded_links/*", "a NIC link below its rate", degraded_link_fields()},
         {"topologies/gpus/*.json", "GPU datasheet preset", gpu_fields()},
+        {"calibration/*.json", "calibration profile (sextant-calibration/1)", profile_fields()},
+        {"calibration/*.json: comm", "collective model calibration", comm_calibration_fields()},
+        {"calibration/runtime/*.json", "runtime profile of a framework generation", runtime_profile_fields()},
     };
 }
 
