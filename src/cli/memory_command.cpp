@@ -38,7 +38,7 @@ void print_text(const Scenario& s, const Layout& l, const MemoryReport& r) {
     std::cout << fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, ZeRO {}, {}{}\n\n",
                              s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name,
                              l.tp, l.pp, l.dp, l.cp, l.ep, l.vp, l.microbatch, l.zero_stage,
-                             l.sequence_parallel ? "sequence parallel, " : "", recompute_name(l.recompute) + " recompute");
+                             l.sequence_parallel ? "sequence parallel, " : "", l.recompute == Recompute::None ? std::string("no recompute") : recompute_name(l.recompute) + " recompute");
     TextTable t({"stage", "layers", "weights", "gradients", "optimizer", "activations", "other", "total"});
     std::size_t i = 0;
     while (i < r.stages.size()) {
