@@ -11,5 +11,6 @@ void add_collective_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 
 }  // namespace sextant::cli

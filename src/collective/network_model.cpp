@@ -43,11 +43,12 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 struct NetworkModel::Impl {
     ClusterSpec cluster;
     CommCalibration calibration;
-    double factor = 1.0;
-    ClusterGraph graph;
-    Impl(const ClusterSpec& c, const CommCalibration& k, double f) : cluster(c), calibration(k), factor(f), graph(c) {}
+    double factor = 1.0;  // scales every bandwidth term at cost time, so group shapes do not depend on it
+    std::shared_ptr<const ClusterGraph> graph;
+    Impl(const ClusterSpec& c, const CommCalibration& k, double f)
+        : cluster(c), calibration(k), factor(f), graph(std::make_shared<const ClusterGraph>(c)) {}
 
-    double nvlink_bytes_per_s() const { return cluster.gpu.nvlink_gbps * 1e9 * calibration.nvlink_ring_efficiency * factor; }
+    double nvlink_bytes_per_s() const { return cluster.gpu.nvlink_gbps * 1e9 * calibration.nvlink_ring_efficiency; }
     double nvlink_latency() const { return calibration.nvlink_latency_us * 1e-6; }
     double network_latency() const { return calibration.network_latency_us * 1e-6; }
 
@@ -60,10 +61,18 @@ NetworkModel::~NetworkModel() = default;
 NetworkModel::NetworkModel(NetworkModel&&) noexcept = default;
 NetworkModel& NetworkModel::operator=(NetworkModel&&) noexcept = default;
 
-const ClusterGraph& NetworkModel::graph() const { return impl_->graph; }
+const ClusterGraph& NetworkModel::graph() const { return *impl_->graph; }
+
+NetworkModel NetworkModel::with_factor(double communication_factor) const {
+    NetworkModel copy(*this);
+    copy.impl_->factor = communication_factor;
+    return copy;
+}
+
+NetworkModel::NetworkModel(const NetworkModel& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
 
 GroupShape NetworkModel::analyse(const GroupPlacement& group, bool with_all_to_all) const {
-    return analyse_group(impl_->graph, group, impl_->calibration.nic_efficiency * impl_->factor, with_all_to_all);
+    return analyse_group(*impl_->graph, group, impl_->calibration.nic_efficiency, with_all_to_all);
 }
 
 std::vector<Candidate> NetworkModel::Impl::candidates(CollectiveOp op, double S, const GroupShape& g) const {
@@ -86,7 +95,7 @@ std::vector<Candidate> NetworkModel::Impl::candidates(CollectiveOp op, double S,
             if (g.domains == 1 && cluster.gpu.nvls && g.ranks > 2) {
                 // NVLink SHARP reduces in the switch: each GPU sends and receives the buffer once,
                 // at the algbw the 8-GPU busbw of the calibration implies.
-                const double algbw = cluster.gpu.nvlink_gbps * 1e9 * calibration.nvls_allreduce_efficiency * factor / 1.75;
+                const double algbw = cluster.gpu.nvlink_gbps * 1e9 * calibration.nvls_allreduce_efficiency / 1.75;
                 out.push_back({"nvls", 2 * nvlink_latency(), S / algbw, true});
             }
             if (g.domains > 1) {
@@ -122,7 +131,7 @@ std::vector<Candidate> NetworkModel::Impl::candidates(CollectiveOp op, double S,
             break;
         }
         case CollectiveOp::SendRecv: {
-            const double bw = g.domains > 1 ? S * net : S / (cluster.gpu.nvlink_gbps * 1e9 * factor);
+            const double bw = g.domains > 1 ? S * net : S / (cluster.gpu.nvlink_gbps * 1e9);
             out.push_back({"p2p", lat_step, bw, false});
             break;
         }
@@ -142,7 +151,7 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupSha
         for (const Protocol& p : kProtocols) {
             if (c.simple_only && !p.pipeline_ramp) continue;
             const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
-            const double t = c.latency * p.latency_factor + c.bandwidth / p.bandwidth_factor * ramp;
+            const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * impl_->factor) * ramp;
             if (t < best_time) {
                 best_time = t;
                 best.algorithm = std::string(c.algorithm) + "/" + p.name;

@@ -28,6 +28,7 @@ class NetworkModel {
 public:
     NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor = 1.0);
     ~NetworkModel();
+    NetworkModel(const NetworkModel& other);  // shares the cluster graph
     NetworkModel(NetworkModel&&) noexcept;
     NetworkModel& operator=(NetworkModel&&) noexcept;
 
@@ -41,6 +42,9 @@ public:
     CollectiveResult cost(CollectiveOp op, Bytes bytes, const GroupPlacement& group) const;
 
     const ClusterGraph& graph() const;
+    // The same network with every bandwidth scaled (a fitted calibration factor); group shapes
+    // analysed by one stay valid for the other.
+    NetworkModel with_factor(double communication_factor) const;
 
 private:
     struct Impl;

@@ -1,5 +1,6 @@
 #include "sim/step_context.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -73,23 +74,53 @@ CalibrationProfile scenario_profile(const Scenario& s) {
     return CalibrationProfile::from_json(resolve_part(*named, "calibration", s.base_dir, "/calibration"), "/calibration", s.cluster.gpu);
 }
 
+struct StepContext::GroupCache {
+    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::array<ParallelDim, 5>>;
+    std::mutex mutex;
+    std::map<Key, std::unique_ptr<LayoutGroups>> groups;
+};
+
+namespace {
+// The runtime's overlap fractions scaled by the fitted overlap factor, within [0, 1].
+RuntimeProfile with_overlap_factor(RuntimeProfile r, double factor) {
+    r.overlap.tp = std::clamp(r.overlap.tp * factor, 0.0, 1.0);
+    r.overlap.cp = std::clamp(r.overlap.cp * factor, 0.0, 1.0);
+    r.overlap.ep = std::clamp(r.overlap.ep * factor, 0.0, 1.0);
+    return r;
+}
+}  // namespace
+
 StepContext::StepContext(const Scenario& scenario) : StepContext(scenario, scenario_profile(scenario)) {}
 
 StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& profile)
     : scenario_(scenario),
       profile_(profile),
-      runtime_(load_runtime_profile(scenario.training.framework, "/framework")),
+      runtime_(with_overlap_factor(load_runtime_profile(scenario.training.framework, "/framework"), profile.factors().overlap)),
       traits_(runtime_traits(scenario, runtime_.flash_attention)),
-      network_(std::make_unique<NetworkModel>(scenario.cluster, profile.comm(), profile.factors().communication)),
+      network_(std::make_shared<NetworkModel>(scenario.cluster, profile.comm(), profile.factors().communication)),
       stragglers_(parse_stragglers(scenario)),
-      degraded_(parse_degraded_links(scenario)) {}
+      degraded_(parse_degraded_links(scenario)),
+      cache_(std::make_shared<GroupCache>()) {}
+
+StepContext StepContext::with_factors(const ProfileFactors& factors) const {
+    StepContext c;
+    c.scenario_ = scenario_;
+    c.profile_ = profile_.with_factors(factors);
+    c.runtime_ = with_overlap_factor(load_runtime_profile(scenario_.training.framework, "/framework"), factors.overlap);
+    c.traits_ = traits_;
+    c.network_ = std::make_shared<NetworkModel>(network_->with_factor(factors.communication));
+    c.stragglers_ = stragglers_;
+    c.degraded_ = degraded_;
+    c.cache_ = cache_;
+    return c;
+}
 
 const LayoutGroups& StepContext::groups(const Layout& l) const {
-    const GroupKey key{l.tp, l.pp, l.dp, l.cp, l.ep, l.rank_order};
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = groups_.find(key);
-    if (it == groups_.end())
-        it = groups_.emplace(key, std::make_unique<LayoutGroups>(analyse_groups(*network_, l, scenario_.model.is_moe()))).first;
+    const GroupCache::Key key{l.tp, l.pp, l.dp, l.cp, l.ep, l.rank_order};
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    auto it = cache_->groups.find(key);
+    if (it == cache_->groups.end())
+        it = cache_->groups.emplace(key, std::make_unique<LayoutGroups>(analyse_groups(*network_, l, scenario_.model.is_moe()))).first;
     return *it->second;
 }
 

@@ -45,17 +45,21 @@ public:
 
     const LayoutGroups& groups(const Layout& layout) const;
 
+    // The same scenario with the profile's fitted factors replaced: shares the cluster graph and
+    // the analysed group shapes, so fitting re-simulates without re-routing.
+    StepContext with_factors(const ProfileFactors& factors) const;
+
 private:
+    StepContext() = default;
+    struct GroupCache;
     Scenario scenario_;
     CalibrationProfile profile_;
     RuntimeProfile runtime_;
     RuntimeTraits traits_;
-    std::unique_ptr<NetworkModel> network_;
+    std::shared_ptr<NetworkModel> network_;
     std::vector<Straggler> stragglers_;
     std::vector<DegradedLink> degraded_;
-    using GroupKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::array<ParallelDim, 5>>;
-    mutable std::mutex mutex_;
-    mutable std::map<GroupKey, std::unique_ptr<LayoutGroups>> groups_;
+    std::shared_ptr<GroupCache> cache_;
 };
 
 // The `stragglers` and `degraded_links` parts of a scenario, validated.

@@ -1,0 +1,122 @@
+// `sextant calibrate fit`: fit a calibration profile's factors to step times measured on a live
+// cluster, from published-runs/1 files or from Megatron-LM / torchtitan logs.
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "fit/job_logs.hpp"
+#include "fit/profile_fit.hpp"
+#include "report/table.hpp"
+#include "spec/presets.hpp"
+
+namespace sextant::cli {
+
+namespace {
+struct FitArgs {
+    std::string runs;
+    std::vector<std::string> jobs;  // SCENARIO:LOG[:megatron|torchtitan]
+    std::string factors = "compute,communication,overlap";
+    std::string gpu, framework, out;
+    bool json = false;
+};
+
+std::vector<std::string> split(const std::string& text, char sep) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    std::string part;
+    while (std::getline(in, part, sep))
+        if (!part.empty()) parts.push_back(part);
+    return parts;
+}
+
+FitJob job_from_log(const std::string& spec) {
+    const auto parts = split(spec, ':');
+    if (parts.size() < 2 || parts.size() > 3)
+        throw InputError("--job", "\"" + spec + "\"", "must be SCENARIO:LOG or SCENARIO:LOG:megatron|torchtitan");
+    const std::string format = parts.size() == 3 ? parts[2] : "megatron";
+    if (format != "megatron" && format != "torchtitan")
+        throw InputError("--job", "\"" + spec + "\"", "log format must be megatron or torchtitan");
+    FitJob j;
+    j.id = parts[1];
+    j.scenario = load_scenario(parts[0]);
+    j.layout = resolve_layout(j.scenario, j.scenario.layout);
+    std::ifstream in(parts[1]);
+    if (!in) throw InputError("--job", "\"" + parts[1] + "\"", "log file not found or not readable");
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto steps = parse_step_times(text.str(), format == "megatron" ? LogFormat::Megatron : LogFormat::Torchtitan,
+                                        j.scenario.training.tokens_per_step(), static_cast<double>(j.scenario.cluster.gpus));
+    j.measured_step_time_s = steady_step_time(steps);
+    return j;
+}
+
+void write_profile(const std::string& path, const FitJob& any, const ProfileFit& fit) {
+    json profile = load_preset("calibration", any.scenario.cluster.gpu.name, "--out");
+    for (std::size_t k = 0; k < fit.factor_names.size(); ++k) profile["factors"][fit.factor_names[k]] = fit.result.factors[k];
+    profile["provenance"]["fit"] = {{"framework", any.scenario.training.framework}, {"jobs", fit.jobs.size()},
+                                    {"rms_error_before_pct", fit.result.rms_error_before_pct},
+                                    {"rms_error_after_pct", fit.result.rms_error_after_pct},
+                                    {"leave_one_out_pct", fit.result.leave_one_out_pct}};
+    std::ofstream out(path);
+    if (!out) throw InputError("--out", "\"" + path + "\"", "cannot be written");
+    out << profile.dump(2) << "\n";
+}
+
+void run(const FitArgs& a) {
+    std::vector<FitJob> jobs;
+    if (!a.runs.empty())
+        for (auto& j : jobs_from_published_runs(a.runs))
+            if ((a.gpu.empty() || j.scenario.cluster.gpu.name == a.gpu) &&
+                (a.framework.empty() || j.scenario.training.framework == a.framework))
+                jobs.push_back(std::move(j));
+    for (const auto& spec : a.jobs) jobs.push_back(job_from_log(spec));
+    if (jobs.empty()) throw InputError("--runs", a.runs, "no job matches (give --runs FILE or --job SCENARIO:LOG, and check --gpu/--framework)");
+    const ProfileFit fit = fit_profile(jobs, split(a.factors, ','));
+    if (!a.out.empty()) write_profile(a.out, jobs.front(), fit);
+    if (a.json) {
+        json doc;
+        for (std::size_t k = 0; k < fit.factor_names.size(); ++k) doc["factors"][fit.factor_names[k]] = fit.result.factors[k];
+        doc["rms_error_before_pct"] = fit.result.rms_error_before_pct;
+        doc["rms_error_after_pct"] = fit.result.rms_error_after_pct;
+        doc["leave_one_out_pct"] = fit.result.leave_one_out_pct;
+        doc["jobs"] = json::array();
+        for (const auto& j : fit.jobs)
+            doc["jobs"].push_back({{"id", j.id}, {"measured_step_time_s", j.measured}, {"before_s", j.before}, {"after_s", j.after}});
+        std::cout << doc.dump(2) << "\n";
+        return;
+    }
+    TextTable t({"job", "measured", "before", "after"});
+    for (const auto& j : fit.jobs)
+        t.add_row({j.id, format_seconds(j.measured), fmt::format("{} ({:+.1f}%)", format_seconds(j.before), 100 * (j.before / j.measured - 1)),
+                   fmt::format("{} ({:+.1f}%)", format_seconds(j.after), 100 * (j.after / j.measured - 1))});
+    std::cout << t.render() << "\n";
+    for (std::size_t k = 0; k < fit.factor_names.size(); ++k)
+        std::cout << fmt::format("{:<14} {:.3f}\n", fit.factor_names[k], fit.result.factors[k]);
+    std::cout << fmt::format("\nRMS error {:.1f}% before, {:.1f}% after; leave-one-out {:.1f}% ({} jobs, {} factors)\n",
+                             fit.result.rms_error_before_pct, fit.result.rms_error_after_pct, fit.result.leave_one_out_pct,
+                             fit.jobs.size(), fit.factor_names.size());
+    if (!a.out.empty()) std::cout << "fitted profile written to " << a.out << "\n";
+}
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+    static FitArgs args;
+    auto* calibrate = app.add_subcommand("calibrate", "Fit calibration profiles to a live cluster");
+    calibrate->require_subcommand(1);
+    auto* fit = calibrate->add_subcommand("fit", "Fit compute, communication and overlap factors to measured step times");
+    fit->add_option("--runs", args.runs, "a published-runs/1 file of measured jobs");
+    fit->add_option("--job", args.jobs, "SCENARIO:LOG[:megatron|torchtitan], repeatable");
+    fit->add_option("--factors", args.factors, "factors to fit, comma separated")->capture_default_str();
+    fit->add_option("--gpu", args.gpu, "only jobs on this GPU type");
+    fit->add_option("--framework", args.framework, "only jobs of this framework generation");
+    fit->add_option("--out", args.out, "write the fitted profile here");
+    fit->add_flag("--json", args.json, "one JSON document");
+    fit->callback([] { run(args); });
+}
+
+}  // namespace sextant::cli

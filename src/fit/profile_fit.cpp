@@ -1,0 +1,77 @@
+#include "fit/profile_fit.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/suggest.hpp"
+#include "sim/simulate.hpp"
+#include "spec/presets.hpp"
+#include "validate/published_runs.hpp"
+
+namespace sextant {
+
+namespace {
+double& factor_ref(ProfileFactors& f, const std::string& name) {
+    if (name == "compute") return f.compute;
+    if (name == "communication") return f.communication;
+    return f.overlap;
+}
+}  // namespace
+
+ProfileFit fit_profile(const std::vector<FitJob>& jobs, const std::vector<std::string>& factors) {
+    if (jobs.empty()) throw InputError("runs", "", "no measured job to fit");
+    const std::vector<std::string> known = {"compute", "communication", "overlap"};
+    for (const auto& f : factors)
+        if (std::find(known.begin(), known.end(), f) == known.end())
+            throw InputError("--factors", "\"" + f + "\"", "unknown factor; " + suggestion_text(f, known));
+    for (const auto& j : jobs) {
+        if (j.scenario.cluster.gpu.name != jobs.front().scenario.cluster.gpu.name)
+            throw InputError("runs", j.id, "mixes GPU types (" + j.scenario.cluster.gpu.name + " and " +
+                                              jobs.front().scenario.cluster.gpu.name + "): fit one GPU type at a time (--gpu)");
+        if (j.scenario.training.framework != jobs.front().scenario.training.framework)
+            throw InputError("runs", j.id, "mixes framework generations: fit one at a time (--framework)");
+    }
+    std::vector<StepContext> contexts;
+    contexts.reserve(jobs.size());
+    for (const auto& j : jobs) contexts.emplace_back(j.scenario);
+    const ProfileFactors base = contexts.front().profile().factors();
+
+    FitProblem p;
+    p.factor_names = factors;
+    for (const auto& name : factors) {
+        ProfileFactors copy = base;
+        p.initial.push_back(factor_ref(copy, name));
+        p.lower.push_back(name == "overlap" ? 0.0 : 0.3);
+        p.upper.push_back(1.5);
+    }
+    p.observations = jobs.size();
+    for (const auto& j : jobs) p.measured.push_back(j.measured_step_time_s);
+    p.predict = [&](const std::vector<double>& x, std::size_t i) {
+        ProfileFactors f = base;
+        for (std::size_t k = 0; k < factors.size(); ++k) factor_ref(f, factors[k]) = x[k];
+        return simulate(contexts[i].with_factors(f), jobs[i].layout).result.step_time_s;
+    };
+    ProfileFit out;
+    out.factor_names = factors;
+    out.result = fit_least_squares(p);
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+        out.jobs.push_back({jobs[i].id, jobs[i].measured_step_time_s, p.predict(p.initial, i), p.predict(out.result.factors, i)});
+    return out;
+}
+
+std::vector<FitJob> jobs_from_published_runs(const std::string& file) {
+    const ValidationReport report = validate_runs(file);
+    const json doc = load_json_file(file, "");
+    std::vector<FitJob> jobs;
+    for (std::size_t i = 0; i < report.runs.size(); ++i) {
+        FitJob j;
+        j.id = report.runs[i].id;
+        j.scenario = parse_scenario(doc["runs"][i], std::filesystem::path(file).parent_path());
+        j.layout = report.runs[i].chosen;
+        j.measured_step_time_s = report.runs[i].measured_step_time_s;
+        jobs.push_back(std::move(j));
+    }
+    return jobs;
+}
+
+}  // namespace sextant
