@@ -101,6 +101,16 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     return merged;
 }
 
+std::vector<double> Planner::fitting_objectives() const {
+    std::vector<double> out;
+    for (std::size_t v = 0; v < candidates_.size(); ++v)
+        for (const Candidate& c : candidates_[v]) {
+            const PlanScore score = variants_[v].evaluator->screen(to_layout(variants_[v].scenario, fixed_, c));
+            if (score.fits) out.push_back(objective(score));
+        }
+    return out;
+}
+
 std::vector<Plan> Planner::finish(std::vector<ScreenedCandidate> screened) const {
     keep_best(screened, options_.simulate_top);
     std::vector<Plan> plans;

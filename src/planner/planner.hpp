@@ -62,6 +62,10 @@ public:
     // Merges screened lists (from threads or processes), simulates the best, ranks them.
     std::vector<Plan> finish(std::vector<ScreenedCandidate> screened) const;
 
+    // The closed-form objective of every candidate that fits, in candidate order.
+    std::vector<double> fitting_objectives() const;
+    double objective_of(const PlanScore& score) const { return objective(score); }
+
     std::size_t candidate_count() const;
     const std::vector<Variant>& variants() const { return variants_; }
     const PlanOptions& options() const { return options_; }

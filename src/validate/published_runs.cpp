@@ -5,6 +5,10 @@
 
 #include "core/error.hpp"
 #include "cost/runtime_profile.hpp"
+#include <algorithm>
+#include <thread>
+
+#include "planner/explain.hpp"
 #include "planner/planner.hpp"
 #include "planner/step_evaluator.hpp"
 #include "spec/presets.hpp"
@@ -22,7 +26,30 @@ std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
     return out;
 }
 
-RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base) {
+// The planner's quality on this run: search the whole layout, compare its best plan with the
+// published layout (as chosen above), and rank the published layout among all candidates.
+void rate_planner(const Scenario& s, const RuntimeProfile& runtime, RunValidation& v) {
+    Scenario open = s;
+    open.layout = LayoutSpec{};
+    PlanOptions options;
+    options.search.zero_stages = runtime.zero_stages;
+    options.search.sequence_parallel = runtime.sequence_parallel;
+    options.objective = Objective::TokensPerSecond;
+    options.simulate_top = 20;
+    options.threads = std::max(1u, std::thread::hardware_concurrency());
+    Planner planner(open, options, make_step_evaluator);
+    const std::vector<Plan> plans = planner.finish(planner.screen({0, 1}));
+    if (plans.empty()) return;
+    v.planner_tokens_per_s = plans.front().simulated.tokens_per_s;
+    v.planner_layout = layout_label(plans.front().layout);
+    const auto published = make_step_evaluator(s)->screen(v.chosen);
+    const double mine = planner.objective_of(published);
+    const std::vector<double> all = planner.fitting_objectives();
+    const auto better = std::count_if(all.begin(), all.end(), [&](double o) { return o > mine * (1 + 1e-9); });
+    v.published_percentile = all.empty() ? 0.0 : 100.0 * static_cast<double>(better) / static_cast<double>(all.size());
+}
+
+RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner) {
     Scenario s;
     try {
         s = parse_scenario(run, base);
@@ -55,11 +82,13 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     v.measured_step_time_s = run["measured"]["step_time_s"].get<double>();
     v.error_pct = 100.0 * (v.predicted_step_time_s / v.measured_step_time_s - 1.0);
     v.mfu = best.simulated.mfu;
+    v.published_tokens_per_s = best.simulated.tokens_per_s;
+    if (with_planner) rate_planner(s, runtime, v);
     return v;
 }
 }  // namespace
 
-ValidationReport validate_runs(const std::filesystem::path& file) {
+ValidationReport validate_runs(const std::filesystem::path& file, bool with_planner) {
     const json doc = load_json_file(file, "");
     if (!doc.is_object() || doc.value("schema", std::string()) != "published-runs/1")
         throw InputError("/schema", doc.is_object() && doc.contains("schema") ? value_text(doc["schema"]) : "",
@@ -69,7 +98,7 @@ ValidationReport validate_runs(const std::filesystem::path& file) {
     ValidationReport report;
     double total = 0;
     for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
-        RunValidation v = validate_one(doc["runs"][i], "/runs/" + std::to_string(i), file.parent_path());
+        RunValidation v = validate_one(doc["runs"][i], "/runs/" + std::to_string(i), file.parent_path(), with_planner);
         total += std::fabs(v.error_pct);
         if (std::fabs(v.error_pct) >= report.max_abs_error_pct) {
             report.max_abs_error_pct = std::fabs(v.error_pct);

@@ -19,6 +19,12 @@ struct RunValidation {
     double measured_step_time_s = 0;
     double error_pct = 0;
     double mfu = 0;
+    // With the whole layout left open (--planner): the planner's best plan, and where the
+    // published layout ranks among every candidate that fits (0 = best).
+    double planner_tokens_per_s = 0;
+    double published_tokens_per_s = 0;
+    double published_percentile = 0;
+    std::string planner_layout;
 };
 
 struct ValidationReport {
@@ -28,6 +34,6 @@ struct ValidationReport {
     std::string worst_run;
 };
 
-ValidationReport validate_runs(const std::filesystem::path& file);
+ValidationReport validate_runs(const std::filesystem::path& file, bool with_planner = false);
 
 }  // namespace sextant
