@@ -7,5 +7,6 @@ namespace sextant::cli {
 
 void add_info_commands(CLI::App& app);      // schema, presets, check
 void add_memory_command(CLI::App& app);
+void add_whatif_command(CLI::App& app);     // whatif checkpoint|spares|async|storage|failure-rate
 
 }  // namespace sextant::cli

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
     app.set_help_all_flag("--help-all", "help for every command");
     sextant::cli::add_info_commands(app);
     sextant::cli::add_memory_command(app);
+    sextant::cli::add_whatif_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

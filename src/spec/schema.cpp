@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include "reliability/reliability_spec.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {
@@ -17,6 +18,14 @@ std::vector<FieldTable> all_field_tables() {
         {"/layout", "parallel layout; null = chosen by the planner or framework default",
          layout_fields()},
         {"/memory", "memory allowances", memory_fields()},
+        {"/reliability", "failures, checkpoints and restarts of the whole run",
+         reliability::reliability_fields()},
+        {"/reliability/failures/*", "one failure process, scaled by the node count",
+         reliability::failure_fields()},
+        {"/reliability/restart", "recovery after a failure", reliability::restart_fields()},
+        {"/reliability/checkpoint", "save policy", reliability::checkpoint_fields()},
+        {"/reliability/maintenance", "planned maintenance", reliability::maintenance_fields()},
+        {"reliability/*.json", "failure-rate preset", reliability::failure_preset_fields()},
         {"topologies/gpus/*.json", "GPU datasheet preset", gpu_fields()},
     };
 }
