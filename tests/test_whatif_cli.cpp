@@ -88,3 +88,20 @@ TEST_CASE("whatif spares, async, storage, failure-rate answer in JSON") {
     CHECK(doc["points"][0]["goodput"].get<double>() > doc["points"][1]["goodput"].get<double>());
     CHECK(doc["points"][1]["goodput"].get<double>() > doc["points"][2]["goodput"].get<double>());
 }
+
+TEST_CASE("whatif answers for every preset scenario") {
+    // Mixtral's token budget is not published: the run length comes from --days.
+    for (const char* name : {"llama3-8b-h100", "llama3-70b-h100", "gpt3-175b-a100", "deepseek-v3-h100"}) {
+        CAPTURE(name);
+        const Output o = run(std::string("whatif checkpoint ") + SEXTANT_SOURCE_DIR + "/scenarios/" + name +
+                             ".json --trials 20 --points 4 --json");
+        CHECK(o.code == 0);
+    }
+    const std::string mixtral = std::string(SEXTANT_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100.json";
+    Output o = run("whatif checkpoint " + mixtral + " --trials 20 --points 4");
+    CHECK(o.code == 2);
+    CHECK(o.out.find("--days") != std::string::npos);
+    o = run("whatif checkpoint " + mixtral + " --days 30 --trials 20 --points 4 --json");
+    REQUIRE(o.code == 0);
+    CHECK(nlohmann::json::parse(o.out)["setup"]["work_s"].get<double>() == doctest::Approx(30 * 86400.0));
+}

@@ -31,6 +31,8 @@ struct WhatifOptions {
     std::string interval;      // checkpoint: a range; other studies: one duration
     int points = 13;
     std::string values;        // the swept values of the small studies
+    double train_tokens = 0;   // 0: the scenario's budget
+    double days = 0;           // 0: the token budget; else this much failure-free training
 };
 
 struct Study {
@@ -42,7 +44,20 @@ struct Study {
 
 Study load_study(const WhatifOptions& o, bool interval_is_single) {
     Study s{load_scenario(o.scenario), {}, 0, 0};
-    s.setup = make_run_setup(s.scenario);
+    const json* object = s.scenario.extensions.contains("reliability") ? &s.scenario.extensions["reliability"] : nullptr;
+    ReliabilitySpec spec = parse_reliability(object ? *object : json(), "/reliability");
+    if (o.train_tokens < 0) throw InputError("--train-tokens", fmt::format("{:g}", o.train_tokens), "must be positive");
+    if (o.days < 0) throw InputError("--days", fmt::format("{:g}", o.days), "must be positive");
+    if (o.train_tokens > 0 && o.days > 0)
+        throw InputError("--days", fmt::format("{:g}", o.days), "give either --days or --train-tokens, not both");
+    if (o.train_tokens > 0) spec.train_tokens = o.train_tokens;
+    if (o.days > 0)
+        spec.train_tokens = o.days * 86400.0 / step_time(s.scenario, spec).seconds * s.scenario.training.tokens_per_step();
+    if (!spec.train_tokens && s.scenario.training.train_tokens <= 0)
+        throw InputError("/training/train_tokens", "",
+                         "is needed for a run-level study (the token budget of the run); or give "
+                         "/reliability/train_tokens, --train-tokens N or --days D");
+    s.setup = make_run_setup(s.scenario, spec);
     if (interval_is_single && !o.interval.empty()) {
         s.setup.spec.checkpoint.interval_s = parse_duration(o.interval, "--interval");
         s.setup.model.checkpoint.interval_s = s.setup.spec.checkpoint.interval_s;
@@ -168,6 +183,8 @@ void add_common(CLI::App* cmd, WhatifOptions& o) {
     cmd->add_option("--seed", o.seed, "seed (default /reliability/seed, 1)");
     cmd->add_flag("--json", o.as_json, "one JSON document");
     cmd->add_option("--csv", o.csv, "also write the curve as CSV to FILE");
+    cmd->add_option("--train-tokens", o.train_tokens, "token budget (default /reliability/train_tokens, /training/train_tokens)");
+    cmd->add_option("--days", o.days, "instead of a token budget: this many days of failure-free training");
 }
 }  // namespace
 

@@ -44,6 +44,7 @@ public:
         const double total = m_.work_s;
         while (work_ < total) {
             check_progress();
+            skip_quiet_cycles();
             const double boundary = std::min(segment_start_ + tau, total);
             const double reach = t_ + (boundary - work_);
             if (next_maintenance_ <= reach && next_maintenance_ <= soonest_failure_) {
@@ -89,6 +90,37 @@ private:
                 soonest_failure_ = next_failure_[k];
                 soonest_cause_ = k;
             }
+    }
+
+    // Whole cycles of (compute an interval, save) that end before the next failure or
+    // maintenance, in one step: between interruptions a run is periodic, and stepping through
+    // it save by save would be the inner loop of a long run. Only when no save waits for the
+    // previous write (write_s <= interval), so that every cycle is alike.
+    void skip_quiet_cycles() {
+        const CheckpointPolicy& c = m_.checkpoint;
+        const bool async = c.async && c.write_s > 0;
+        if (work_ != segment_start_ || (async && c.write_s > c.interval_s)) return;
+        if (write_pending_ && write_done_ > t_ + c.interval_s) return;
+        const double cycle = c.interval_s + c.stall_s;
+        const double horizon = std::min(soonest_failure_, next_maintenance_);
+        double cycles = std::floor((horizon - t_) / cycle);
+        if (cycles > 0 && t_ + cycles * cycle >= horizon) cycles -= 1;
+        // The last segment has no save and goes through the ordinary path.
+        cycles = std::min(cycles, std::ceil((m_.work_s - work_) / c.interval_s) - 1.0);
+        if (cycles < 2) return;
+        work_ += cycles * c.interval_s;
+        t_ += cycles * cycle;
+        out_.stall_s += cycles * c.stall_s;
+        segment_start_ = work_;
+        if (async) {
+            write_pending_ = true;
+            write_position_ = work_;
+            write_done_ = t_ + c.write_s;
+            durable_ = work_ - c.interval_s;
+        } else {
+            write_pending_ = false;
+            durable_ = work_;
+        }
     }
 
     // A checkpoint write in flight becomes durable once its end has passed.
