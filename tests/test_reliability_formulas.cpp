@@ -1,10 +1,14 @@
-// Young's and Daly's checkpoint intervals against reference-data.md §15, and the closed-form
-// expected run time of the simple model against Daly's optimum.
+// Young's and Daly's checkpoint intervals against reference-data.md §15, the closed-form
+// expected run time of the simple model against Daly's optimum, and duration parsing.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <initializer_list>
 
+#include <limits>
+#include <vector>
+
+#include "reliability/duration_text.hpp"
 #include "reliability/interval_formulas.hpp"
 
 using namespace sextant::reliability;
@@ -69,4 +73,25 @@ TEST_CASE("The interval that minimizes the closed-form run time is Daly's") {
         CAPTURE(mtbf);
         CHECK(daly_interval(delta, mtbf) == doctest::Approx(best_tau).epsilon(0.01));
     }
+}
+
+TEST_CASE("Durations and ranges parse as typed on a command line") {
+    CHECK(parse_duration("90s", "--interval") == 90);
+    CHECK(parse_duration("5m", "--interval") == 300);
+    CHECK(parse_duration("4h", "--interval") == 14400);
+    CHECK(parse_duration("1.5d", "--interval") == 129600);
+    CHECK(parse_duration("42", "--interval") == 42);
+    const DurationRange r = parse_duration_range("5m..4h", "--interval");
+    CHECK(r.low_s == 300);
+    CHECK(r.high_s == 14400);
+    CHECK_THROWS_WITH(parse_duration("5x", "--interval"), doctest::Contains("--interval"));
+    CHECK_THROWS(parse_duration("-5m", "--interval"));
+    CHECK_THROWS(parse_duration("m", "--interval"));
+    CHECK_THROWS(parse_duration_range("4h..5m", "--interval"));
+    CHECK_THROWS(parse_duration_range("4h", "--interval"));
+    CHECK(parse_number_list("0,4,16", "--values", 0) == std::vector<double>{0, 4, 16});
+    CHECK_THROWS_WITH(parse_number_list("1,,2", "--values", 0), doctest::Contains("--values"));
+    CHECK(duration_label(3900) == "1h 05m");
+    CHECK(duration_label(750) == "12m 30s");
+    CHECK(duration_label(std::numeric_limits<double>::infinity()) == "never");
 }

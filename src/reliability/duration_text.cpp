@@ -62,6 +62,7 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
 }
 
 std::string duration_label(double s) {
+    if (!std::isfinite(s)) return "never";
     if (s >= 3600) {
         const double h = std::floor(s / 3600);
         return fmt::format("{:.0f}h {:02.0f}m", h, std::floor((s - h * 3600) / 60));

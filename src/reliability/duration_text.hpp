@@ -17,7 +17,7 @@ DurationRange parse_duration_range(const std::string& text, const std::string& f
 // "0,4,16" -> {0, 4, 16}; every entry at least `min`.
 std::vector<double> parse_number_list(const std::string& text, const std::string& flag, double min);
 
-// "1h 05m", "12m 30s", "45.0s": compact, for tables.
+// "1h 05m", "12m 30s", "45.0s": compact, for tables; "never" for an infinite time (no failures).
 std::string duration_label(double seconds);
 
 }  // namespace sextant::reliability

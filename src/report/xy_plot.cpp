@@ -42,11 +42,18 @@ std::string text_plot(const std::vector<PlotPoint>& points, const std::vector<Pl
     const Frame f = frame_of(points);
     std::vector<std::string> grid(static_cast<std::size_t>(height), std::string(static_cast<std::size_t>(width), ' '));
     auto put = [&](int col, int row, char c) { grid[static_cast<std::size_t>(height - 1 - row)][static_cast<std::size_t>(col)] = c; };
+    // Markers: a vertical rule in the plot, their symbols on a line above it; symbols that
+    // would fall on the same column sit side by side.
+    std::string marker_line(static_cast<std::size_t>(width) + 2, ' ');
     for (const auto& m : markers) {
         if (m.x < f.x0 || m.x > f.x1) continue;
         const int col = cell(f.fx(m.x), width);
-        for (int row = 0; row < height; ++row) put(col, row, m.symbol);
+        for (int row = 0; row < height; ++row) put(col, row, '|');
+        std::size_t at = static_cast<std::size_t>(col);
+        while (at + 1 < marker_line.size() && marker_line[at] != ' ') ++at;
+        marker_line[at] = m.symbol;
     }
+    while (!marker_line.empty() && marker_line.back() == ' ') marker_line.pop_back();
     // The band between points, interpolated column by column in log x.
     for (int col = 0; col < width; ++col) {
         const double lx = std::log(f.x0) + (std::log(f.x1) - std::log(f.x0)) * col / (width - 1);
@@ -61,6 +68,7 @@ std::string text_plot(const std::vector<PlotPoint>& points, const std::vector<Pl
     }
     for (const auto& p : points) put(cell(f.fx(p.x), width), cell(f.fy(p.y), height), '*');
     std::string out = labels.title.empty() ? "" : labels.title + "\n";
+    if (!marker_line.empty()) out += std::string(9, ' ') + marker_line + "\n";
     for (int row = 0; row < height; ++row) {
         std::string axis = row == 0 ? fmt::format("{:>7.4f}", f.y1) : row == height - 1 ? fmt::format("{:>7.4f}", f.y0) : std::string(7, ' ');
         std::string line = axis + " |" + grid[static_cast<std::size_t>(row)];
