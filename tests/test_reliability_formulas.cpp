@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <initializer_list>
-
 #include <limits>
 #include <vector>
 
