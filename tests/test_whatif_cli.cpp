@@ -4,6 +4,8 @@
 #include <array>
 #include <initializer_list>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
@@ -104,4 +106,29 @@ TEST_CASE("whatif answers for every preset scenario") {
     o = run("whatif checkpoint " + mixtral + " --days 30 --trials 20 --points 4 --json");
     REQUIRE(o.code == 0);
     CHECK(nlohmann::json::parse(o.out)["setup"]["work_s"].get<double>() == doctest::Approx(30 * 86400.0));
+}
+
+TEST_CASE("whatif checkpoint writes the curve as CSV and the picture as SVG") {
+    const std::string csv = "/tmp/sextant_test_whatif.csv", svg = "/tmp/sextant_test_whatif.svg";
+    std::remove(csv.c_str());
+    std::remove(svg.c_str());
+    const Output o = run("whatif checkpoint " + kScenario + " --trials 20 --points 5 --csv " + csv + " --svg " + svg);
+    REQUIRE(o.code == 0);
+    // The text report carries the plot with its markers.
+    CHECK(o.out.find("Y Young, D Daly, O simulated optimum") != std::string::npos);
+    std::ifstream c(csv);
+    std::string line;
+    std::getline(c, line);
+    CHECK(line == "interval_s,goodput,ci_low,ci_high,wall_s");
+    int rows = 0;
+    while (std::getline(c, line)) ++rows;
+    CHECK(rows == 5);
+    std::ifstream s(svg);
+    const std::string text((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
+    CHECK(text.rfind("<svg", 0) == 0);
+    CHECK(text.find("Young") != std::string::npos);
+    CHECK(text.find("Daly") != std::string::npos);
+    CHECK(text.find("</svg>") != std::string::npos);
+    std::remove(csv.c_str());
+    std::remove(svg.c_str());
 }

@@ -29,6 +29,17 @@ int cell(double fraction, int cells) {
     return std::clamp(static_cast<int>(std::lround(fraction * (cells - 1))), 0, cells - 1);
 }
 
+std::string xml_escape(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '&') out += "&amp;";
+        else if (c == '<') out += "&lt;";
+        else if (c == '>') out += "&gt;";
+        else out += c;
+    }
+    return out;
+}
+
 std::string legend(const std::vector<PlotMarker>& markers, const char* sep) {
     std::string out;
     for (const auto& m : markers) out += fmt::format("{}{} {}", out.empty() ? "" : sep, m.symbol, m.label);
@@ -103,23 +114,23 @@ std::string svg_plot(const std::vector<PlotPoint>& points, const std::vector<Plo
         "<polyline points=\"{}\" fill=\"none\" stroke=\"#08519c\" stroke-width=\"2\"/>\n"
         "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n"
         "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n",
-        W, H, L, labels.title, band, line, L, H - B, W - R, H - B, L, T, L, H - B);
+        W, H, L, xml_escape(labels.title), band, line, L, H - B, W - R, H - B, L, T, L, H - B);
     const char* colors[] = {"#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
     for (std::size_t i = 0; i < markers.size(); ++i) {
         const auto& m = markers[i];
         if (m.x < f.x0 || m.x > f.x1) continue;
         out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\" stroke-dasharray=\"4 3\"/>\n"
                            "<text x=\"{4:.1f}\" y=\"{5}\" fill=\"{3}\">{6}</text>\n",
-                           px(m.x), T, H - B, colors[i % 4], px(m.x) + 3, T + 14 * (static_cast<double>(i) + 1), m.label);
+                           px(m.x), T, H - B, colors[i % 4], px(m.x) + 3, T + 14 * (static_cast<double>(i) + 1), xml_escape(m.label));
     }
     out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
                        L, H - B + 18, x_text(f.x0), W - R, H - B + 18, x_text(f.x1));
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{} (log scale)</text>\n",
-                       (L + W - R) / 2, H - 20, labels.x_label);
+                       (L + W - R) / 2, H - 20, xml_escape(labels.x_label));
     out += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"end\">{2:.4f}</text>\n<text x=\"{0}\" y=\"{3}\" text-anchor=\"end\">{4:.4f}</text>\n",
                        L - 6, T + 4, f.y1, H - B, f.y0);
     out += fmt::format("<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n</svg>\n",
-                       (T + H - B) / 2, labels.y_label);
+                       (T + H - B) / 2, xml_escape(labels.y_label));
     return out;
 }
 
