@@ -71,6 +71,13 @@ TEST_CASE("whatif: bad flags and values exit 2 with the flag named") {
     CHECK(o.out.find("--values") != std::string::npos);
     o = run("whatif checkpoint " + kScenario + " --points 1");
     CHECK(o.code == 2);
+    o = run("whatif checkpoint " + kScenario + " --trials 0");
+    CHECK(o.code == 2);
+    CHECK(o.out.find("--trials") != std::string::npos);
+    o = run("whatif async " + kScenario + " --seed -3");
+    CHECK(o.code == 2);
+    o = run("whatif storage " + kScenario + " --interval 0m");
+    CHECK(o.code == 2);
     o = run("whatif checkpoint /no/such/file.json");
     CHECK(o.code == 2);
 }

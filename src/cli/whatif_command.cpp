@@ -23,8 +23,8 @@ using namespace reliability;
 
 struct WhatifOptions {
     std::string scenario;
-    std::int64_t trials = 0;   // 0: /reliability/trials
-    std::int64_t seed = -1;    // -1: /reliability/seed
+    std::int64_t trials = 0;   // not given: /reliability/trials (the flag takes only positive values)
+    std::int64_t seed = -1;    // not given: /reliability/seed (the flag takes only non-negative values)
     bool as_json = false;
     std::string csv;
     std::string svg;
@@ -62,9 +62,7 @@ Study load_study(const WhatifOptions& o, bool interval_is_single) {
         s.setup.spec.checkpoint.interval_s = parse_duration(o.interval, "--interval");
         s.setup.model.checkpoint.interval_s = s.setup.spec.checkpoint.interval_s;
     }
-    if (o.trials < 0) throw InputError("--trials", std::to_string(o.trials), "must be a positive integer");
     s.trials = o.trials > 0 ? o.trials : s.setup.spec.trials;
-    if (o.seed < -1) throw InputError("--seed", std::to_string(o.seed), "must be a non-negative integer");
     s.seed = o.seed >= 0 ? static_cast<std::uint64_t>(o.seed) : s.setup.spec.seed;
     return s;
 }
@@ -177,10 +175,27 @@ void run_async(const WhatifOptions& o) {
                 "write ends loses that checkpoint");
 }
 
+// CLI11's own range checks print the full range of a double; say the rule instead.
+CLI::Validator at_least(long long min, const char* rule) {
+    return CLI::Validator(
+        [min, rule](std::string& text) -> std::string {
+            try {
+                std::size_t used = 0;
+                const long long v = std::stoll(text, &used);
+                if (used == text.size() && v >= min) return "";
+            } catch (const std::exception&) {
+            }
+            return "\"" + text + "\": " + rule;
+        },
+        "", "");
+}
+
 void add_common(CLI::App* cmd, WhatifOptions& o) {
     cmd->add_option("scenario", o.scenario, "scenario JSON file")->required();
-    cmd->add_option("--trials", o.trials, "Monte Carlo trials (default /reliability/trials, 1000)");
-    cmd->add_option("--seed", o.seed, "seed (default /reliability/seed, 1)");
+    cmd->add_option("--trials", o.trials, "Monte Carlo trials (default /reliability/trials, 1000)")
+        ->check(at_least(1, "must be a positive integer"));
+    cmd->add_option("--seed", o.seed, "seed (default /reliability/seed, 1)")
+        ->check(at_least(0, "must be a non-negative integer"));
     cmd->add_flag("--json", o.as_json, "one JSON document");
     cmd->add_option("--csv", o.csv, "also write the curve as CSV to FILE");
     cmd->add_option("--train-tokens", o.train_tokens, "token budget (default /reliability/train_tokens, /training/train_tokens)");
