@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "reliability/interval_formulas.hpp"
+#include "reliability/interval_study.hpp"
 #include "reliability/rng.hpp"
 #include "reliability/run_simulator.hpp"
 
@@ -207,4 +208,17 @@ TEST_CASE("A run that failures never let finish is an input error, not a hang") 
     m.failures.push_back({"fixed", GapKind::Fixed, 1000, 1.0, false});
     TrialResult r;
     CHECK_THROWS_AS(RunSimulator(m).run_trial(1, r), InputError);
+}
+
+TEST_CASE("The simulated optimum of the simple model lands on Daly's interval") {
+    // Daly's figure setting: delta = 5 min, R = 10 min, M = 6 h (tau_opt 56.7 min). The curve
+    // is flat at the top, so the check allows 5%, well inside one grid step (a factor of 1.41).
+    const RunModel m = simple_model(500 * kHour, kHour, 300, 6 * kHour, 600);
+    const IntervalStudy s = sweep_intervals(m, 10 * 60, 4 * kHour, 10, 2000, 11);
+    CAPTURE(s.optimal_interval_s / 60);
+    CHECK(s.daly_interval_s / 60 == doctest::Approx(56.71).epsilon(0.001));
+    CHECK(s.optimal_interval_s == doctest::Approx(s.daly_interval_s).epsilon(0.05));
+    // And its goodput matches the closed form at that interval.
+    const double oracle = m.work_s / expected_run_time(m.work_s, s.optimal_interval_s, 300, 1 / (6 * kHour), 600);
+    CHECK(s.at_optimum.goodput.mean == doctest::Approx(oracle).epsilon(0.005));
 }
