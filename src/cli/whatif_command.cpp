@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/whatif_report.hpp"
@@ -42,9 +41,9 @@ struct Study {
     std::uint64_t seed = 0;
 };
 
-Study load_study(const WhatifOptions& o, bool interval_is_single) {
-    Study s{load_scenario(o.scenario), {}, 0, 0};
-    const json* object = s.scenario.extensions.contains("reliability") ? &s.scenario.extensions["reliability"] : nullptr;
+// The scenario's /reliability with the token budget the flags ask for.
+ReliabilitySpec read_spec(const WhatifOptions& o, const Scenario& scenario) {
+    const json* object = scenario.extensions.contains("reliability") ? &scenario.extensions["reliability"] : nullptr;
     ReliabilitySpec spec = parse_reliability(object ? *object : json(), "/reliability");
     if (o.train_tokens < 0) throw InputError("--train-tokens", fmt::format("{:g}", o.train_tokens), "must be positive");
     if (o.days < 0) throw InputError("--days", fmt::format("{:g}", o.days), "must be positive");
@@ -52,12 +51,17 @@ Study load_study(const WhatifOptions& o, bool interval_is_single) {
         throw InputError("--days", fmt::format("{:g}", o.days), "give either --days or --train-tokens, not both");
     if (o.train_tokens > 0) spec.train_tokens = o.train_tokens;
     if (o.days > 0)
-        spec.train_tokens = o.days * 86400.0 / step_time(s.scenario, spec).seconds * s.scenario.training.tokens_per_step();
-    if (!spec.train_tokens && s.scenario.training.train_tokens <= 0)
+        spec.train_tokens = o.days * 86400.0 / step_time(scenario, spec).seconds * scenario.training.tokens_per_step();
+    if (!spec.train_tokens && scenario.training.train_tokens <= 0)
         throw InputError("/training/train_tokens", "",
                          "is needed for a run-level study (the token budget of the run); or give "
                          "/reliability/train_tokens, --train-tokens N or --days D");
-    s.setup = make_run_setup(s.scenario, spec);
+    return spec;
+}
+
+Study load_study(const WhatifOptions& o, bool interval_is_single) {
+    Study s{load_scenario(o.scenario), {}, 0, 0};
+    s.setup = make_run_setup(s.scenario, read_spec(o, s.scenario));
     if (interval_is_single && !o.interval.empty()) {
         s.setup.spec.checkpoint.interval_s = parse_duration(o.interval, "--interval");
         s.setup.model.checkpoint.interval_s = s.setup.spec.checkpoint.interval_s;

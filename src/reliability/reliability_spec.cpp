@@ -69,7 +69,7 @@ constexpr FieldDef kCheckpointFields[] = {
 constexpr FieldDef kMaintenanceFields[] = {
     {"interval_h", FieldType::Number, "time between planned maintenance stops (0: none)", "h", "0", 0},
     {"distribution", FieldType::String, "gaps between stops", "", "fixed", -kAny, kAny,
-     "exponential|weibull|fixed"},
+     "fixed|exponential"},
     {"duration_s", FieldType::Number, "job stopped per maintenance, before the restart", "s", "600", 0},
 };
 

@@ -16,23 +16,29 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 // failures strike faster than the job can reach its next durable checkpoint.
 constexpr double kGiveUpFactor = 100.0;
 
-double draw_gap(Rng& rng, GapKind gap, double mean, double shape) {
+// The scale that gives a gap distribution its mean: a Weibull of shape k has mean
+// scale * Gamma(1 + 1/k); the others are their mean.
+double gap_scale(GapKind gap, double mean, double shape) {
+    return gap == GapKind::Weibull ? mean / std::tgamma(1.0 + 1.0 / shape) : mean;
+}
+
+double draw_gap(Rng& rng, GapKind gap, double scale, double shape) {
     switch (gap) {
-        case GapKind::Exponential: return rng.exponential(mean);
-        case GapKind::Weibull: return rng.weibull(shape, mean / std::tgamma(1.0 + 1.0 / shape));
-        case GapKind::Fixed: return mean;
+        case GapKind::Exponential: return rng.exponential(scale);
+        case GapKind::Weibull: return rng.weibull(shape, scale);
+        case GapKind::Fixed: return scale;
     }
-    return mean;
+    return scale;
 }
 
 // The state of one trial and the steps it moves through. Members, not locals, so that each
 // step is a small function.
 class Trial {
 public:
-    Trial(const RunModel& m, std::uint64_t seed, std::vector<double>& next_failure,
-          std::vector<double>& repairs, TrialResult& out)
-        : m_(m), rng_(seed), next_failure_(next_failure), repairs_(repairs), out_(out),
-          maintenance_cause_(m.failures.size()) {}
+    Trial(const RunModel& m, const std::vector<double>& scales, std::uint64_t seed,
+          std::vector<double>& next_failure, std::vector<double>& repairs, TrialResult& out)
+        : m_(m), scales_(scales), rng_(seed), next_failure_(next_failure), repairs_(repairs),
+          out_(out), maintenance_cause_(m.failures.size()) {}
 
     void run() {
         for (std::size_t k = 0; k < m_.failures.size(); ++k) next_failure_[k] = draw_failure(k);
@@ -67,12 +73,9 @@ public:
     }
 
 private:
-    double draw_failure(std::size_t k) {
-        const FailureProcess& p = m_.failures[k];
-        return t_ + draw_gap(rng_, p.gap, p.mean_s, p.shape);
-    }
+    double draw_failure(std::size_t k) { return draw_failure_from(k, t_); }
     double draw_maintenance() {
-        return t_ + draw_gap(rng_, m_.maintenance.gap, m_.maintenance.mean_gap_s, 1.0);
+        return t_ + draw_gap(rng_, m_.maintenance.gap, scales_[maintenance_cause_], 1.0);
     }
 
     void check_progress() const {
@@ -260,10 +263,11 @@ private:
 
     double draw_failure_from(std::size_t k, double from) {
         const FailureProcess& p = m_.failures[k];
-        return from + draw_gap(rng_, p.gap, p.mean_s, p.shape);
+        return from + draw_gap(rng_, p.gap, scales_[k], p.shape);
     }
 
     const RunModel& m_;
+    const std::vector<double>& scales_;  // per failure process, then maintenance
     Rng rng_;
     std::vector<double>& next_failure_;
     std::vector<double>& repairs_;
@@ -321,12 +325,14 @@ double RunSummary::lost_work_s() const {
 RunSimulator::RunSimulator(const RunModel& model) : model_(model) {
     check_run_model(model);
     next_failure_.resize(model.failures.size());
+    for (const auto& f : model.failures) scales_.push_back(gap_scale(f.gap, f.mean_s, f.shape));
+    scales_.push_back(gap_scale(model.maintenance.gap, model.maintenance.mean_gap_s, 1.0));
     repairs_.reserve(static_cast<std::size_t>(model.recovery.hot_spares) + 1);
 }
 
 void RunSimulator::run_trial(std::uint64_t seed, TrialResult& out) {
     out.reset(model_.failures.size() + 1);
-    Trial(model_, seed, next_failure_, repairs_, out).run();
+    Trial(model_, scales_, seed, next_failure_, repairs_, out).run();
 }
 
 void check_run_model(const RunModel& m) {
