@@ -12,5 +12,6 @@ void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_whatif_command(CLI::App& app);     // whatif checkpoint|spares|async|storage|failure-rate
 
 }  // namespace sextant::cli

@@ -49,7 +49,7 @@ void print_schema(bool as_json) {
 
 void print_presets(bool as_json) {
     json doc = json::object();
-    for (const char* kind : {"models", "topologies", "topologies/gpus", "calibration", "scenarios"}) {
+    for (const char* kind : {"models", "topologies", "topologies/gpus", "calibration", "calibration/reliability", "scenarios"}) {
         doc[kind] = preset_names(kind);
         if (as_json) continue;
         std::cout << kind << ":";

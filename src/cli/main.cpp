@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     sextant::cli::add_validate_command(app);
     sextant::cli::add_plan_command(app);
     sextant::cli::add_calibrate_command(app);
+    sextant::cli::add_whatif_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -5,6 +5,7 @@
 #include "cost/runtime_profile.hpp"
 #include "profile/profile.hpp"
 #include "sim/step_context.hpp"
+#include "reliability/reliability_spec.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {
@@ -24,6 +25,14 @@ std::vector<FieldTable> all_field_tables() {
         {"/memory", "memory allowances", memory_fields()},
         {"/stragglers/*", "a slow GPU or node", straggler_fields()},
         {"/degraded_links/*", "a NIC link below its rate", degraded_link_fields()},
+        {"/reliability", "failures, checkpoints and restarts of the whole run",
+         reliability::reliability_fields()},
+        {"/reliability/failures/*", "one failure process, scaled by the node count",
+         reliability::failure_fields()},
+        {"/reliability/restart", "recovery after a failure", reliability::restart_fields()},
+        {"/reliability/checkpoint", "save policy", reliability::checkpoint_fields()},
+        {"/reliability/maintenance", "planned maintenance", reliability::maintenance_fields()},
+        {"calibration/reliability/*.json", "failure-rate preset", reliability::failure_preset_fields()},
         {"topologies/gpus/*.json", "GPU datasheet preset", gpu_fields()},
         {"calibration/*.json", "calibration profile (sextant-calibration/1)", profile_fields()},
         {"calibration/*.json: comm", "collective model calibration", comm_calibration_fields()},

@@ -1,0 +1,241 @@
+// `sextant whatif checkpoint|spares|async|storage|failure-rate SCENARIO`: run-level what-if
+// studies on the failure/checkpoint/restart simulator of src/reliability/.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/whatif_report.hpp"
+#include "core/error.hpp"
+#include "reliability/duration_text.hpp"
+#include "reliability/interval_formulas.hpp"
+#include "reliability/interval_study.hpp"
+#include "reliability/run_setup.hpp"
+#include "spec/scenario.hpp"
+
+namespace sextant::cli {
+
+namespace {
+using namespace reliability;
+
+struct WhatifOptions {
+    std::string scenario;
+    std::int64_t trials = 0;   // not given: /reliability/trials (the flag takes only positive values)
+    std::int64_t seed = -1;    // not given: /reliability/seed (the flag takes only non-negative values)
+    bool as_json = false;
+    std::string csv;
+    std::string svg;
+    std::string interval;      // checkpoint: a range; other studies: one duration
+    int points = 13;
+    std::string values;        // the swept values of the small studies
+    double train_tokens = 0;   // 0: the scenario's budget
+    double days = 0;           // 0: the token budget; else this much failure-free training
+};
+
+struct Study {
+    Scenario scenario;
+    RunSetup setup;
+    std::int64_t trials = 0;
+    std::uint64_t seed = 0;
+};
+
+// The scenario's /reliability with the token budget the flags ask for.
+ReliabilitySpec read_spec(const WhatifOptions& o, const Scenario& scenario) {
+    const json* object = scenario.extensions.contains("reliability") ? &scenario.extensions["reliability"] : nullptr;
+    ReliabilitySpec spec = parse_reliability(object ? *object : json(), "/reliability");
+    if (o.train_tokens < 0) throw InputError("--train-tokens", fmt::format("{:g}", o.train_tokens), "must be positive");
+    if (o.days < 0) throw InputError("--days", fmt::format("{:g}", o.days), "must be positive");
+    if (o.train_tokens > 0 && o.days > 0)
+        throw InputError("--days", fmt::format("{:g}", o.days), "give either --days or --train-tokens, not both");
+    if (o.train_tokens > 0) spec.train_tokens = o.train_tokens;
+    if (o.days > 0)
+        spec.train_tokens = o.days * 86400.0 / step_time(scenario, spec).seconds * scenario.training.tokens_per_step();
+    if (!spec.train_tokens && scenario.training.train_tokens <= 0)
+        throw InputError("/training/train_tokens", "",
+                         "is needed for a run-level study (the token budget of the run); or give "
+                         "/reliability/train_tokens, --train-tokens N or --days D");
+    return spec;
+}
+
+Study load_study(const WhatifOptions& o, bool interval_is_single) {
+    Study s{load_scenario(o.scenario), {}, 0, 0};
+    s.setup = make_run_setup(s.scenario, read_spec(o, s.scenario));
+    if (interval_is_single && !o.interval.empty()) {
+        s.setup.spec.checkpoint.interval_s = parse_duration(o.interval, "--interval");
+        s.setup.model.checkpoint.interval_s = s.setup.spec.checkpoint.interval_s;
+    }
+    s.trials = o.trials > 0 ? o.trials : s.setup.spec.trials;
+    s.seed = o.seed >= 0 ? static_cast<std::uint64_t>(o.seed) : s.setup.spec.seed;
+    return s;
+}
+
+void write_file(const std::string& path, const std::string& text, const char* flag) {
+    std::ofstream out(path);
+    if (!out) throw InputError(flag, "\"" + path + "\"", "cannot be written");
+    out << text;
+}
+
+void run_checkpoint(const WhatifOptions& o) {
+    Study s = load_study(o, false);
+    const DurationRange range = parse_duration_range(o.interval.empty() ? "5m..4h" : o.interval, "--interval");
+    if (o.points < 3 || o.points > 200)
+        throw InputError("--points", std::to_string(o.points), "must be between 3 and 200");
+    const IntervalStudy study = sweep_intervals(s.setup.model, range.low_s, range.high_s, o.points, s.trials, s.seed);
+    if (!o.csv.empty()) write_file(o.csv, interval_study_csv(study), "--csv");
+    if (!o.svg.empty()) write_file(o.svg, interval_study_svg(study, s.scenario.name + ": goodput against checkpoint interval"), "--svg");
+    if (o.as_json) {
+        nlohmann::json doc = interval_study_json(study);
+        doc["scenario"] = s.scenario.name;
+        doc["setup"] = setup_json(s.setup, s.trials, s.seed);
+        std::cout << doc.dump(2) << "\n";
+        return;
+    }
+    std::cout << setup_text(s.scenario.name, s.setup, s.trials, s.seed) << "\n" << interval_study_text(study);
+}
+
+void print_sweep(const WhatifOptions& o, const Study& s, const std::string& study_name,
+                 const std::string& value_name, const std::vector<SweepRow>& rows, const std::string& note) {
+    if (!o.csv.empty()) write_file(o.csv, sweep_csv(value_name, rows), "--csv");
+    if (o.as_json) {
+        nlohmann::json doc = {{"study", study_name}, {"scenario", s.scenario.name},
+                              {"setup", setup_json(s.setup, s.trials, s.seed)}, {"points", sweep_json(value_name, rows)}};
+        std::cout << doc.dump(2) << "\n";
+        return;
+    }
+    std::cout << setup_text(s.scenario.name, s.setup, s.trials, s.seed) << "\n" << sweep_text(value_name, rows);
+    if (!note.empty()) std::cout << note << "\n";
+}
+
+std::vector<double> values_or(const WhatifOptions& o, const char* fallback, double min) {
+    return parse_number_list(o.values.empty() ? fallback : o.values, "--values", min);
+}
+
+void run_spares(const WhatifOptions& o) {
+    Study s = load_study(o, true);
+    std::vector<SweepRow> rows;
+    for (double n : values_or(o, "0,1,2,4,8,16,32", 0)) {
+        ReliabilitySpec spec = s.setup.spec;
+        spec.restart.hot_spares = static_cast<std::int64_t>(n);
+        RunModel m = derive_run_model(s.setup, spec, s.setup.times);
+        rows.push_back({fmt::format("{:.0f}", n), n, simulate_runs(m, s.trials, s.seed)});
+    }
+    print_sweep(o, s, "spares", "hot_spares", rows,
+                "0 spares: every hardware failure waits for the node's repair (/reliability/restart/replacement_h)");
+}
+
+void run_failure_rate(const WhatifOptions& o) {
+    Study s = load_study(o, true);
+    std::vector<SweepRow> rows;
+    for (double k : values_or(o, "0.25,0.5,1,2,4", 0)) {
+        ReliabilitySpec spec = s.setup.spec;
+        spec.rate_multiplier *= k;
+        RunModel m = derive_run_model(s.setup, spec, s.setup.times);
+        rows.push_back({fmt::format("x{:g}", k), k, simulate_runs(m, s.trials, s.seed)});
+    }
+    print_sweep(o, s, "failure-rate", "rate_multiplier", rows, "");
+}
+
+void run_storage(const WhatifOptions& o) {
+    Study s = load_study(o, true);
+    std::vector<SweepRow> rows;
+    for (double k : values_or(o, "0.25,0.5,1,2,4", 1e-6)) {
+        Scenario scaled = s.scenario;
+        scaled.cluster.storage.write_gbps *= k;
+        scaled.cluster.storage.read_gbps *= k;
+        ReliabilitySpec spec = s.setup.spec;
+        if (spec.checkpoint.write_s) spec.checkpoint.write_s = *spec.checkpoint.write_s / k;
+        if (spec.restart.load_s) spec.restart.load_s = *spec.restart.load_s / k;
+        const CheckpointTimes times = checkpoint_times(scaled, spec, s.setup.size);
+        RunModel m = derive_run_model(s.setup, spec, times);
+        rows.push_back({fmt::format("x{:g} (write {}, load {})", k, duration_label(times.write_s),
+                                    duration_label(times.load_s)),
+                        k, simulate_runs(m, s.trials, s.seed)});
+    }
+    print_sweep(o, s, "storage", "bandwidth_multiplier", rows,
+                "the checkpoint interval stays fixed; run `whatif checkpoint` for each storage to re-optimize");
+}
+
+void run_async(const WhatifOptions& o) {
+    Study s = load_study(o, true);
+    std::vector<SweepRow> rows;
+    for (bool async : {false, true}) {
+        ReliabilitySpec spec = s.setup.spec;
+        spec.checkpoint.async = async;
+        RunModel m = derive_run_model(s.setup, spec, s.setup.times);
+        const char* kind = async ? "async" : "blocking";
+        rows.push_back({fmt::format("{} every {} (stall {})", kind, duration_label(m.checkpoint.interval_s),
+                                    duration_label(m.checkpoint.stall_s)),
+                        async ? 1.0 : 0.0, simulate_runs(m, s.trials, s.seed)});
+        // Saves queue behind the previous background write, and happen at step boundaries.
+        m.checkpoint.interval_s = std::max({daly_interval(m.checkpoint.stall_s, 1.0 / m.failure_rate()),
+                                            m.checkpoint.write_s, s.setup.step.seconds});
+        rows.push_back({fmt::format("{} every {} (Daly)", kind, duration_label(m.checkpoint.interval_s)),
+                        async ? 1.0 : 0.0, simulate_runs(m, s.trials, s.seed)});
+    }
+    print_sweep(o, s, "async", "async", rows,
+                "async: the save blocks only for the device-to-host snapshot; a failure before the background "
+                "write ends loses that checkpoint");
+}
+
+// CLI11's own range checks print the full range of a double; say the rule instead.
+CLI::Validator at_least(long long min, const char* rule) {
+    return CLI::Validator(
+        [min, rule](std::string& text) -> std::string {
+            try {
+                std::size_t used = 0;
+                const long long v = std::stoll(text, &used);
+                if (used == text.size() && v >= min) return "";
+            } catch (const std::exception&) {
+            }
+            return "\"" + text + "\": " + rule;
+        },
+        "", "");
+}
+
+void add_common(CLI::App* cmd, WhatifOptions& o) {
+    cmd->add_option("scenario", o.scenario, "scenario JSON file")->required();
+    cmd->add_option("--trials", o.trials, "Monte Carlo trials (default /reliability/trials, 1000)")
+        ->check(at_least(1, "must be a positive integer"));
+    cmd->add_option("--seed", o.seed, "seed (default /reliability/seed, 1)")
+        ->check(at_least(0, "must be a non-negative integer"));
+    cmd->add_flag("--json", o.as_json, "one JSON document");
+    cmd->add_option("--csv", o.csv, "also write the curve as CSV to FILE");
+    cmd->add_option("--train-tokens", o.train_tokens, "token budget (default /reliability/train_tokens, /training/train_tokens)");
+    cmd->add_option("--days", o.days, "instead of a token budget: this many days of failure-free training");
+}
+}  // namespace
+
+void add_whatif_command(CLI::App& app) {
+    auto* whatif = app.add_subcommand("whatif", "Run-level what-if studies: failures, checkpoints, restarts");
+    whatif->require_subcommand(1);
+    static WhatifOptions o;
+
+    auto* checkpoint = whatif->add_subcommand("checkpoint", "Sweep the checkpoint interval: goodput, optimum, Young and Daly");
+    add_common(checkpoint, o);
+    checkpoint->add_option("--interval", o.interval, "interval range LOW..HIGH (default 5m..4h)");
+    checkpoint->add_option("--points", o.points, "intervals in the sweep, log-spaced (default 13)");
+    checkpoint->add_option("--svg", o.svg, "also draw goodput against interval as SVG to FILE");
+    checkpoint->callback([] { run_checkpoint(o); });
+
+    struct Small {
+        const char* name;
+        const char* help;
+        const char* values_help;
+        void (*run)(const WhatifOptions&);
+    };
+    for (const Small& s : {Small{"spares", "Goodput against the number of hot spare nodes", "spare counts (default 0,1,2,4,8,16,32)", run_spares},
+                           Small{"async", "Blocking against asynchronous checkpoints", "", run_async},
+                           Small{"storage", "Goodput against storage bandwidth multipliers", "multipliers (default 0.25,0.5,1,2,4)", run_storage},
+                           Small{"failure-rate", "Goodput against failure-rate multipliers", "multipliers (default 0.25,0.5,1,2,4)", run_failure_rate}}) {
+        auto* cmd = whatif->add_subcommand(s.name, s.help);
+        add_common(cmd, o);
+        cmd->add_option("--interval", o.interval, "checkpoint interval, e.g. 30m (default /reliability/checkpoint/interval_s)");
+        if (*s.values_help) cmd->add_option("--values", o.values, s.values_help);
+        auto run = s.run;
+        cmd->callback([run] { run(o); });
+    }
+}
+
+}  // namespace sextant::cli

@@ -1,0 +1,62 @@
+#pragma once
+// A fixed, portable random source: xoshiro256** seeded through splitmix64, and distributions
+// written out here. std:: distributions differ between standard libraries, so a seed would not
+// reproduce a run across compilers; these do (given the same libm log/pow).
+#include <cmath>
+#include <cstdint>
+
+namespace sextant::reliability {
+
+// splitmix64 (Steele, Lea, Flood 2014): spreads any 64-bit seed over the state of xoshiro.
+constexpr std::uint64_t splitmix64(std::uint64_t& state) {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// xoshiro256** (Blackman and Vigna 2018).
+class Rng {
+public:
+    explicit Rng(std::uint64_t seed) {
+        for (auto& word : s_) word = splitmix64(seed);
+    }
+
+    std::uint64_t next() {
+        const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+        const std::uint64_t t = s_[1] << 17;
+        s_[2] ^= s_[0];
+        s_[3] ^= s_[1];
+        s_[1] ^= s_[2];
+        s_[0] ^= s_[3];
+        s_[2] ^= t;
+        s_[3] = rotl(s_[3], 45);
+        return result;
+    }
+
+    // Uniform on (0, 1]: the top 53 bits, shifted off zero so that log() is always finite.
+    double uniform_open0() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
+
+    // Exponential with the given mean, by inversion.
+    double exponential(double mean) { return -mean * std::log(uniform_open0()); }
+
+    // Weibull with shape k and scale, by inversion: scale * (-ln U)^(1/k).
+    double weibull(double shape, double scale) {
+        return scale * std::pow(-std::log(uniform_open0()), 1.0 / shape);
+    }
+
+private:
+    static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+    std::uint64_t s_[4]{};
+};
+
+// The seed of trial `trial` of a study seeded with `seed`: each trial has its own stream, so a
+// trial's draws do not depend on how many draws earlier trials made (common random numbers
+// across the points of a sweep).
+constexpr std::uint64_t trial_seed(std::uint64_t seed, std::uint64_t trial) {
+    std::uint64_t state = seed ^ (trial * 0xD1B54A32D192ED03ull);
+    splitmix64(state);
+    return splitmix64(state);
+}
+
+}  // namespace sextant::reliability

@@ -1,0 +1,394 @@
+#include "reliability/run_simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "core/error.hpp"
+#include "reliability/rng.hpp"
+
+namespace sextant::reliability {
+
+namespace {
+constexpr double kNever = std::numeric_limits<double>::infinity();
+// A trial whose wall time passes this multiple of its failure-free time is not converging:
+// failures strike faster than the job can reach its next durable checkpoint.
+constexpr double kGiveUpFactor = 100.0;
+
+// The scale that gives a gap distribution its mean: a Weibull of shape k has mean
+// scale * Gamma(1 + 1/k); the others are their mean.
+double gap_scale(GapKind gap, double mean, double shape) {
+    return gap == GapKind::Weibull ? mean / std::tgamma(1.0 + 1.0 / shape) : mean;
+}
+
+double draw_gap(Rng& rng, GapKind gap, double scale, double shape) {
+    switch (gap) {
+        case GapKind::Exponential: return rng.exponential(scale);
+        case GapKind::Weibull: return rng.weibull(shape, scale);
+        case GapKind::Fixed: return scale;
+    }
+    return scale;
+}
+
+// The state of one trial and the steps it moves through. Members, not locals, so that each
+// step is a small function.
+class Trial {
+public:
+    Trial(const RunModel& m, const std::vector<double>& scales, std::uint64_t seed,
+          std::vector<double>& next_failure, std::vector<double>& repairs, TrialResult& out)
+        : m_(m), scales_(scales), rng_(seed), next_failure_(next_failure), repairs_(repairs),
+          out_(out), maintenance_cause_(m.failures.size()) {}
+
+    void run() {
+        for (std::size_t k = 0; k < m_.failures.size(); ++k) next_failure_[k] = draw_failure(k);
+        refresh_next_failure();
+        next_maintenance_ = m_.maintenance.mean_gap_s > 0 ? draw_maintenance() : kNever;
+        spares_ = m_.recovery.hot_spares;
+        repairs_.clear();
+        const double tau = m_.checkpoint.interval_s;
+        const double total = m_.work_s;
+        while (work_ < total) {
+            check_progress();
+            skip_quiet_cycles();
+            const double boundary = std::min(segment_start_ + tau, total);
+            const double reach = t_ + (boundary - work_);
+            if (next_maintenance_ <= reach && next_maintenance_ <= soonest_failure_) {
+                compute_until(std::max(next_maintenance_, t_));
+                planned_maintenance();
+                continue;
+            }
+            if (soonest_failure_ < reach) {
+                compute_until(soonest_failure_);
+                fail(soonest_cause_);
+                continue;
+            }
+            compute_until(reach);
+            work_ = boundary;  // exact, whatever the rounding of reach - t
+            if (work_ >= total) break;
+            save();
+        }
+        out_.wall_s = t_;
+        out_.work_s = total;
+    }
+
+private:
+    double draw_failure(std::size_t k) { return draw_failure_from(k, t_); }
+    double draw_maintenance() {
+        return t_ + draw_gap(rng_, m_.maintenance.gap, scales_[maintenance_cause_], 1.0);
+    }
+
+    void check_progress() const {
+        if (t_ > kGiveUpFactor * m_.work_s)
+            throw InputError("/reliability", "",
+                             "the run does not finish: after 100x its failure-free time, failures still strike "
+                             "before the job reaches its next durable checkpoint; lower the failure rates or the "
+                             "restart cost, add spares, or checkpoint more often");
+    }
+
+    void refresh_next_failure() {
+        soonest_failure_ = kNever;
+        for (std::size_t k = 0; k < next_failure_.size(); ++k)
+            if (next_failure_[k] < soonest_failure_) {
+                soonest_failure_ = next_failure_[k];
+                soonest_cause_ = k;
+            }
+    }
+
+    // Whole cycles of (compute an interval, save) that end before the next failure or
+    // maintenance, in one step: between interruptions a run is periodic, and stepping through
+    // it save by save would be the inner loop of a long run. Only when no save waits for the
+    // previous write (write_s <= interval), so that every cycle is alike.
+    void skip_quiet_cycles() {
+        const CheckpointPolicy& c = m_.checkpoint;
+        const bool async = c.async && c.write_s > 0;
+        if (work_ != segment_start_ || (async && c.write_s > c.interval_s)) return;
+        if (write_pending_ && write_done_ > t_ + c.interval_s) return;
+        const double cycle = c.interval_s + c.stall_s;
+        const double horizon = std::min(soonest_failure_, next_maintenance_);
+        double cycles = std::floor((horizon - t_) / cycle);
+        if (cycles > 0 && t_ + cycles * cycle >= horizon) cycles -= 1;
+        // The last segment has no save and goes through the ordinary path.
+        cycles = std::min(cycles, std::ceil((m_.work_s - work_) / c.interval_s) - 1.0);
+        if (cycles < 2) return;
+        work_ += cycles * c.interval_s;
+        t_ += cycles * cycle;
+        out_.stall_s += cycles * c.stall_s;
+        segment_start_ = work_;
+        if (async) {
+            write_pending_ = true;
+            write_position_ = work_;
+            write_done_ = t_ + c.write_s;
+            durable_ = work_ - c.interval_s;
+        } else {
+            write_pending_ = false;
+            durable_ = work_;
+        }
+    }
+
+    // A checkpoint write in flight becomes durable once its end has passed.
+    void settle_write(double now) {
+        if (write_pending_ && write_done_ <= now) {
+            durable_ = write_position_;
+            write_pending_ = false;
+        }
+    }
+
+    void compute_until(double when) {
+        work_ += when - t_;
+        t_ = when;
+        settle_write(t_);
+    }
+
+    // Blocks training until `until` (waiting for the previous write, then the stall); a failure
+    // in between wins. Returns whether the block finished.
+    bool block_until(double until, double& bucket) {
+        if (soonest_failure_ < until) {
+            bucket += soonest_failure_ - t_;
+            t_ = soonest_failure_;
+            settle_write(t_);
+            fail(soonest_cause_);
+            return false;
+        }
+        bucket += until - t_;
+        t_ = until;
+        settle_write(t_);
+        return true;
+    }
+
+    void save() {
+        const CheckpointPolicy& c = m_.checkpoint;
+        const double start = write_pending_ ? std::max(t_, write_done_) : t_;
+        if (!block_until(start + c.stall_s, out_.stall_s)) return;
+        segment_start_ = work_;
+        if (c.async && c.write_s > 0) {
+            write_pending_ = true;
+            write_position_ = work_;
+            write_done_ = t_ + c.write_s;
+        } else {
+            durable_ = work_;
+        }
+    }
+
+    void fail(std::size_t cause) {
+        out_.events[cause] += 1;
+        out_.lost_work_s[cause] += work_ - durable_;
+        if (write_pending_) out_.lost_checkpoints += 1;
+        write_pending_ = false;
+        work_ = durable_;
+        segment_start_ = durable_;
+        next_failure_[cause] = draw_failure(cause);
+        refresh_next_failure();
+        recover(cause, m_.recovery.detection_s, m_.failures[cause].needs_spare,
+                m_.recovery.restart_s());
+    }
+
+    // Detection, then a spare (or the wait for one), then the restart. A failure on the way
+    // starts the recovery over, charged to the new cause.
+    void recover(std::size_t cause, double detection, bool needs_spare, double restart) {
+        for (;;) {
+            check_progress();
+            const double wait = needs_spare ? take_spare() : 0.0;
+            const double end = t_ + detection + wait + restart;
+            const double elapsed = std::min(end, soonest_failure_) - t_;
+            charge_recovery(cause, elapsed, detection, wait);
+            if (soonest_failure_ >= end) {
+                t_ = end;
+                return;
+            }
+            t_ = soonest_failure_;
+            cause = soonest_cause_;
+            out_.events[cause] += 1;
+            next_failure_[cause] = draw_failure(cause);
+            refresh_next_failure();
+            detection = m_.recovery.detection_s;
+            needs_spare = m_.failures[cause].needs_spare;
+            restart = m_.recovery.restart_s();
+        }
+    }
+
+    // Recovery time goes to its phases in order, as far as it got.
+    void charge_recovery(std::size_t cause, double elapsed, double detection, double wait) {
+        out_.downtime_s[cause] += elapsed;
+        const double d = std::min(elapsed, detection);
+        const double w = std::min(elapsed - d, wait);
+        out_.detection_s += d;
+        out_.spare_wait_s += w;
+        out_.restart_s += elapsed - d - w;
+    }
+
+    // Seconds until a replacement node is ready; the failed node goes to repair and returns to
+    // the pool `replacement_s` later. Without spares the job waits for its own node.
+    double take_spare() {
+        const double repair = m_.recovery.replacement_s;
+        if (m_.recovery.hot_spares == 0) return repair;
+        auto later = std::greater<double>();
+        while (!repairs_.empty() && repairs_.front() <= t_) {
+            std::pop_heap(repairs_.begin(), repairs_.end(), later);
+            repairs_.pop_back();
+            ++spares_;
+        }
+        double wait = 0;
+        if (spares_ > 0) {
+            --spares_;
+        } else {
+            wait = repairs_.front() - t_;
+            std::pop_heap(repairs_.begin(), repairs_.end(), later);
+            repairs_.pop_back();
+        }
+        repairs_.push_back(t_ + repair);
+        std::push_heap(repairs_.begin(), repairs_.end(), later);
+        return wait;
+    }
+
+    // The job saves synchronously, stops, and restarts; failures in the window are repaired
+    // there.
+    void planned_maintenance() {
+        const CheckpointPolicy& c = m_.checkpoint;
+        const double start = write_pending_ ? std::max(t_, write_done_) : t_;
+        const double saved = start + c.stall_s + (c.async ? c.write_s : 0.0);
+        const double back = saved + m_.maintenance.duration_s;
+        out_.maintenance_s += back - t_;
+        out_.events[maintenance_cause_] += 1;
+        t_ = back;
+        write_pending_ = false;
+        durable_ = work_;
+        segment_start_ = work_;
+        for (std::size_t k = 0; k < next_failure_.size(); ++k)
+            while (next_failure_[k] < t_) next_failure_[k] = draw_failure_from(k, next_failure_[k]);
+        refresh_next_failure();
+        next_maintenance_ = draw_maintenance();
+        recover(maintenance_cause_, 0.0, false, m_.recovery.process_start_s + m_.recovery.load_s);
+    }
+
+    double draw_failure_from(std::size_t k, double from) {
+        const FailureProcess& p = m_.failures[k];
+        return from + draw_gap(rng_, p.gap, scales_[k], p.shape);
+    }
+
+    const RunModel& m_;
+    const std::vector<double>& scales_;  // per failure process, then maintenance
+    Rng rng_;
+    std::vector<double>& next_failure_;
+    std::vector<double>& repairs_;
+    TrialResult& out_;
+    std::size_t maintenance_cause_;
+
+    double t_ = 0;
+    double work_ = 0;
+    double durable_ = 0;
+    double segment_start_ = 0;
+    bool write_pending_ = false;
+    double write_position_ = 0;
+    double write_done_ = 0;
+    double soonest_failure_ = kNever;
+    std::size_t soonest_cause_ = 0;
+    double next_maintenance_ = kNever;
+    int spares_ = 0;
+};
+
+Estimate estimate(double sum, double sum_sq, std::int64_t n) {
+    const double count = static_cast<double>(n);
+    const double mean = sum / count;
+    const double var = n > 1 ? std::max(0.0, (sum_sq - count * mean * mean) / (count - 1.0)) : 0.0;
+    const double half = 1.959963984540054 * std::sqrt(var / count);
+    return {mean, mean - half, mean + half};
+}
+}  // namespace
+
+double RunModel::failure_rate() const {
+    double rate = 0;
+    for (const auto& f : failures) rate += 1.0 / f.mean_s;
+    return rate;
+}
+
+double TrialResult::lost_work_total() const {
+    double sum = 0;
+    for (double v : lost_work_s) sum += v;
+    return sum;
+}
+
+void TrialResult::reset(std::size_t causes) {
+    wall_s = work_s = stall_s = detection_s = spare_wait_s = restart_s = maintenance_s = 0;
+    lost_checkpoints = 0;
+    events.assign(causes, 0.0);
+    lost_work_s.assign(causes, 0.0);
+    downtime_s.assign(causes, 0.0);
+}
+
+double RunSummary::lost_work_s() const {
+    double sum = 0;
+    for (const auto& c : causes) sum += c.lost_work_s;
+    return sum;
+}
+
+RunSimulator::RunSimulator(const RunModel& model) : model_(model) {
+    check_run_model(model);
+    next_failure_.resize(model.failures.size());
+    for (const auto& f : model.failures) scales_.push_back(gap_scale(f.gap, f.mean_s, f.shape));
+    scales_.push_back(gap_scale(model.maintenance.gap, model.maintenance.mean_gap_s, 1.0));
+    repairs_.reserve(static_cast<std::size_t>(model.recovery.hot_spares) + 1);
+}
+
+void RunSimulator::run_trial(std::uint64_t seed, TrialResult& out) {
+    out.reset(model_.failures.size() + 1);
+    Trial(model_, scales_, seed, next_failure_, repairs_, out).run();
+}
+
+void check_run_model(const RunModel& m) {
+    auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
+    if (!(m.work_s > 0) || !std::isfinite(m.work_s)) throw InternalError("run model: work must be positive");
+    if (!(m.checkpoint.interval_s > 0)) throw InternalError("run model: checkpoint interval must be positive");
+    if (bad(m.checkpoint.stall_s) || bad(m.checkpoint.write_s) || bad(m.recovery.detection_s) ||
+        bad(m.recovery.restart_s()) || bad(m.recovery.replacement_s) || m.recovery.hot_spares < 0 ||
+        bad(m.maintenance.mean_gap_s) || bad(m.maintenance.duration_s))
+        throw InternalError("run model: costs must be finite and non-negative");
+    for (const auto& f : m.failures)
+        if (!(f.mean_s > 0) || !(f.shape > 0)) throw InternalError("run model: failure '" + f.cause + "' needs a positive mean gap");
+}
+
+RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed) {
+    RunSimulator sim(model);
+    TrialResult r;
+    RunSummary s;
+    s.trials = trials;
+    s.work_s = model.work_s;
+    const std::size_t causes = model.failures.size() + 1;
+    s.causes.resize(causes);
+    for (std::size_t k = 0; k < model.failures.size(); ++k) s.causes[k].cause = model.failures[k].cause;
+    s.causes.back().cause = "maintenance";
+    double wall = 0, wall_sq = 0, good = 0, good_sq = 0;
+    for (std::int64_t i = 0; i < trials; ++i) {
+        sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(i)), r);
+        const double g = r.work_s / r.wall_s;
+        wall += r.wall_s;
+        wall_sq += r.wall_s * r.wall_s;
+        good += g;
+        good_sq += g * g;
+        s.stall_s += r.stall_s;
+        s.detection_s += r.detection_s;
+        s.spare_wait_s += r.spare_wait_s;
+        s.restart_s += r.restart_s;
+        s.maintenance_s += r.maintenance_s;
+        s.lost_checkpoints += r.lost_checkpoints;
+        for (std::size_t k = 0; k < causes; ++k) {
+            s.causes[k].events += r.events[k];
+            s.causes[k].lost_work_s += r.lost_work_s[k];
+            s.causes[k].downtime_s += r.downtime_s[k];
+        }
+    }
+    const double n = static_cast<double>(trials);
+    s.wall_s = estimate(wall, wall_sq, trials);
+    s.goodput = estimate(good, good_sq, trials);
+    for (double* v : {&s.stall_s, &s.detection_s, &s.spare_wait_s, &s.restart_s, &s.maintenance_s,
+                      &s.lost_checkpoints})
+        *v /= n;
+    for (auto& c : s.causes) {
+        c.events /= n;
+        c.lost_work_s /= n;
+        c.downtime_s /= n;
+    }
+    return s;
+}
+
+}  // namespace sextant::reliability

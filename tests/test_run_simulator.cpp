@@ -1,0 +1,224 @@
+// The run-level Monte Carlo against closed forms and constructed cases.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <initializer_list>
+
+#include "core/error.hpp"
+#include "reliability/interval_formulas.hpp"
+#include "reliability/interval_study.hpp"
+#include "reliability/rng.hpp"
+#include "reliability/run_simulator.hpp"
+
+using namespace sextant;
+using namespace sextant::reliability;
+
+namespace {
+constexpr double kHour = 3600.0;
+
+// The simple model: one exponential failure process, fixed restart, blocking saves.
+RunModel simple_model(double work, double interval, double stall, double mtbf, double restart) {
+    RunModel m;
+    m.work_s = work;
+    m.checkpoint.interval_s = interval;
+    m.checkpoint.stall_s = stall;
+    m.recovery.reschedule_s = restart;
+    if (mtbf > 0) m.failures.push_back({"any", GapKind::Exponential, mtbf, 1.0, false});
+    return m;
+}
+
+double sum_of_buckets(const TrialResult& r) {
+    double downtime = 0;
+    for (double d : r.downtime_s) downtime += d;
+    // The per-cause downtime is the same time as detection + spare wait + restart.
+    CHECK(downtime == doctest::Approx(r.detection_s + r.spare_wait_s + r.restart_s).epsilon(1e-12));
+    return r.work_s + r.lost_work_total() + r.stall_s + r.detection_s + r.spare_wait_s + r.restart_s +
+           r.maintenance_s;
+}
+}  // namespace
+
+TEST_CASE("The random source is xoshiro256** seeded by splitmix64") {
+    // splitmix64 from state 0: its first output is 0xE220A8397B1DCDAF (Vigna's reference code).
+    std::uint64_t state = 0;
+    CHECK(splitmix64(state) == 0xE220A8397B1DCDAFull);
+    Rng a(42), b(42), c(43);
+    for (int i = 0; i < 100; ++i) {
+        const auto x = a.next();
+        CHECK(x == b.next());
+        CHECK(x != c.next());
+    }
+    // Exponential draws by inversion have the requested mean: 200,000 draws, 5 standard errors.
+    Rng r(7);
+    double sum = 0;
+    const int n = 200000;
+    for (int i = 0; i < n; ++i) sum += r.exponential(10.0);
+    CHECK(std::fabs(sum / n - 10.0) < 5 * 10.0 / std::sqrt(n));
+    // Weibull with shape 2: mean scale * Gamma(1.5) = scale * sqrt(pi)/2.
+    double wsum = 0;
+    for (int i = 0; i < n; ++i) wsum += r.weibull(2.0, 1.0);
+    const double mean = std::sqrt(M_PI) / 2, sd = std::sqrt(1 - M_PI / 4);
+    CHECK(std::fabs(wsum / n - mean) < 5 * sd / std::sqrt(n));
+}
+
+TEST_CASE("Monte Carlo mean run time agrees with the closed form of the simple model") {
+    struct Case { double work, interval, stall, mtbf, restart; };
+    // Daly's setting (delta 5 min, R 10 min) at M = 6 h and a short-MTBF case; the intervals do
+    // not divide the work, so the last segment is shorter and has no save.
+    for (Case c : {Case{100 * kHour, kHour, 300, 6 * kHour, 600}, Case{20 * kHour, 1500, 120, 1800, 300}}) {
+        const RunModel m = simple_model(c.work, c.interval, c.stall, c.mtbf, c.restart);
+        const RunSummary s = simulate_runs(m, 4000, 2024);
+        const double oracle = expected_run_time(c.work, c.interval, c.stall, 1.0 / c.mtbf, c.restart);
+        CAPTURE(oracle);
+        CAPTURE(s.wall_s.mean);
+        CHECK(s.wall_s.ci_low <= oracle);
+        CHECK(oracle <= s.wall_s.ci_high);
+        // The interval is informative: well under 1% of the mean.
+        CHECK(s.wall_s.ci_high - s.wall_s.ci_low < 0.01 * oracle);
+    }
+}
+
+TEST_CASE("With no failures the overhead is exactly the checkpoint stalls") {
+    RunModel m = simple_model(10 * kHour + 123, 1800, 45, 0, 600);
+    TrialResult r;
+    RunSimulator(m).run_trial(1, r);
+    const double saves = 20;  // 10 h 2 min of work cut every 30 min: 21 segments, 20 saves
+    CHECK(r.wall_s == doctest::Approx(m.work_s + saves * 45).epsilon(1e-14));
+    CHECK(r.stall_s == doctest::Approx(saves * 45).epsilon(1e-14));
+    CHECK(r.lost_work_total() == 0);
+    CHECK(r.restart_s == 0);
+}
+
+TEST_CASE("Async saves block only for the snapshot, and queue behind a slow write") {
+    RunModel m = simple_model(10 * kHour, 1800, 0, 0, 0);
+    m.checkpoint.async = true;
+    m.checkpoint.stall_s = 2;
+    m.checkpoint.write_s = 600;
+    TrialResult r;
+    RunSimulator(m).run_trial(1, r);
+    CHECK(r.stall_s == doctest::Approx(19 * 2).epsilon(1e-14));  // 20 segments, 19 saves
+    CHECK(r.wall_s == doctest::Approx(m.work_s + 19 * 2).epsilon(1e-14));
+
+    // A write longer than the interval: every save after the first waits for the one before,
+    // write_s - interval, before its own stall.
+    m.checkpoint.write_s = 2000;
+    RunSimulator(m).run_trial(1, r);
+    CHECK(r.stall_s == doctest::Approx(19 * 2 + 18 * (2000 - 1800)).epsilon(1e-12));
+}
+
+TEST_CASE("A failure during an async write loses that checkpoint") {
+    // One rare exponential process: a trial's first failure is the first draw of its stream,
+    // so the case is built around it. The first save ends its stall 90 s before that failure;
+    // a 500 s write is still in flight when it strikes, so the job rolls back to the start and
+    // loses all but the 10 s stall of what it did; a 50 s write was durable 40 s earlier, so
+    // only the 90 s since the save are lost.
+    const double mean = 1e7;
+    Rng rng(10);
+    const double t1 = rng.exponential(mean), t2 = t1 + rng.exponential(mean);
+    const double interval = t1 - 100;
+    RunModel m = simple_model(t1 + 1000, interval, 0, 0, 0);
+    m.checkpoint.async = true;
+    m.checkpoint.stall_s = 10;
+    m.failures.push_back({"rare", GapKind::Exponential, mean, 1.0, false});
+    // The redo must end before the second failure for the case to be the one described.
+    REQUIRE(t2 > 2 * t1 + 1010);
+    TrialResult r;
+
+    m.checkpoint.write_s = 500;
+    RunSimulator(m).run_trial(10, r);
+    CHECK(r.events[0] == 1);
+    CHECK(r.lost_checkpoints == 1);
+    CHECK(r.lost_work_s[0] == doctest::Approx(t1 - 10).epsilon(1e-12));
+    // Redo everything from t1: the interval, its stall, the rest of the work.
+    CHECK(r.wall_s == doctest::Approx(t1 + m.work_s + 10).epsilon(1e-12));
+
+    m.checkpoint.write_s = 50;
+    RunSimulator(m).run_trial(10, r);
+    CHECK(r.lost_checkpoints == 0);
+    CHECK(r.lost_work_s[0] == doctest::Approx(90).epsilon(1e-9));
+    CHECK(r.wall_s == doctest::Approx(t1 + (m.work_s - interval)).epsilon(1e-12));
+}
+
+TEST_CASE("Without a hot spare a hardware failure waits for the repair") {
+    // Failures every 1,400 s (fixed), saves every 1,000 s (no stall), 2,500 s of work, repair
+    // 100 s. With no spare: fail at 1,400 (lose 400), wait 100, save at work 2,000 (t = 2,500),
+    // fail at 2,800 (lose 300), wait 100, finish at 3,400. With one spare (back from repair at
+    // 1,500) the waits vanish: fail at 1,400 and 2,800 (lose 400 each), finish at 3,300.
+    RunModel m = simple_model(2500, 1000, 0, 0, 0);
+    m.failures.push_back({"gpu", GapKind::Fixed, 1400, 1.0, true});
+    m.recovery.replacement_s = 100;
+    TrialResult r;
+    m.recovery.hot_spares = 0;
+    RunSimulator(m).run_trial(1, r);
+    CHECK(r.wall_s == doctest::Approx(3400));
+    CHECK(r.spare_wait_s == doctest::Approx(200));
+    CHECK(r.lost_work_s[0] == doctest::Approx(700));
+    m.recovery.hot_spares = 1;
+    RunSimulator(m).run_trial(1, r);
+    CHECK(r.wall_s == doctest::Approx(3300));
+    CHECK(r.spare_wait_s == 0);
+    CHECK(r.lost_work_s[0] == doctest::Approx(800));
+}
+
+TEST_CASE("Planned maintenance checkpoints first, so it loses no work") {
+    RunModel m = simple_model(10 * kHour, 1800, 30, 0, 0);
+    m.recovery.process_start_s = 200;
+    m.recovery.load_s = 50;
+    m.maintenance = {4 * kHour, GapKind::Fixed, 900};
+    TrialResult r;
+    RunSimulator(m).run_trial(1, r);
+    // Stops at 4 h and 8 h of wall time: each costs a save (30 s), 900 s down, 250 s restart.
+    CHECK(r.events[0] == 2);  // no failure processes: maintenance is cause 0
+    CHECK(r.maintenance_s == doctest::Approx(2 * (30 + 900)));
+    CHECK(r.restart_s == doctest::Approx(2 * 250));
+    CHECK(r.lost_work_total() == 0);
+    CHECK(r.wall_s == doctest::Approx(sum_of_buckets(r)).epsilon(1e-12));
+}
+
+TEST_CASE("The time buckets of a trial add up to its wall time") {
+    RunModel m = simple_model(30 * 24 * kHour, 1200, 20, 0, 0);
+    m.failures = {{"gpu", GapKind::Weibull, 5 * kHour, 0.7, true}, {"software", GapKind::Exponential, 20 * kHour, 1.0, false}};
+    m.recovery = {150, 120, 300, 15, 2, 12 * kHour};
+    m.checkpoint.async = true;
+    m.checkpoint.write_s = 400;
+    m.maintenance = {27 * kHour, GapKind::Exponential, 600};
+    RunSimulator sim(m);
+    TrialResult r;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        sim.run_trial(seed, r);
+        CHECK(r.wall_s == doctest::Approx(sum_of_buckets(r)).epsilon(1e-9));
+        CHECK(r.wall_s > m.work_s);
+    }
+}
+
+TEST_CASE("The same seed gives identical results; another seed does not") {
+    RunModel m = simple_model(54 * 24 * kHour, 1800, 10, 3 * kHour, 600);
+    m.failures.push_back({"gpu", GapKind::Weibull, 5 * kHour, 0.8, true});
+    m.recovery.hot_spares = 4;
+    m.recovery.replacement_s = 24 * kHour;
+    const RunSummary a = simulate_runs(m, 50, 99), b = simulate_runs(m, 50, 99), c = simulate_runs(m, 50, 100);
+    CHECK(a.wall_s.mean == b.wall_s.mean);
+    CHECK(a.goodput.ci_low == b.goodput.ci_low);
+    CHECK(a.causes[1].lost_work_s == b.causes[1].lost_work_s);
+    CHECK(a.spare_wait_s == b.spare_wait_s);
+    CHECK(a.wall_s.mean != c.wall_s.mean);
+}
+
+TEST_CASE("A run that failures never let finish is an input error, not a hang") {
+    RunModel m = simple_model(2000, 1500, 0, 0, 0);
+    m.failures.push_back({"fixed", GapKind::Fixed, 1000, 1.0, false});
+    TrialResult r;
+    CHECK_THROWS_AS(RunSimulator(m).run_trial(1, r), InputError);
+}
+
+TEST_CASE("The simulated optimum of the simple model lands on Daly's interval") {
+    // Daly's figure setting: delta = 5 min, R = 10 min, M = 6 h (tau_opt 56.7 min). The curve
+    // is flat at the top, so the check allows 5%, well inside one grid step (a factor of 1.41).
+    const RunModel m = simple_model(500 * kHour, kHour, 300, 6 * kHour, 600);
+    const IntervalStudy s = sweep_intervals(m, 10 * 60, 4 * kHour, 10, 2000, 11);
+    CAPTURE(s.optimal_interval_s / 60);
+    CHECK(s.daly_interval_s / 60 == doctest::Approx(56.71).epsilon(0.001));
+    CHECK(s.optimal_interval_s == doctest::Approx(s.daly_interval_s).epsilon(0.05));
+    // And its goodput matches the closed form at that interval.
+    const double oracle = m.work_s / expected_run_time(m.work_s, s.optimal_interval_s, 300, 1 / (6 * kHour), 600);
+    CHECK(s.at_optimum.goodput.mean == doctest::Approx(oracle).epsilon(0.005));
+}
