@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "profile/busbw.hpp"
 
 namespace sextant {
 
@@ -169,14 +170,16 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupPla
 }
 
 double bus_factor(CollectiveOp op, std::int64_t ranks) {
-    const double n = d(ranks);
     switch (op) {
-        case CollectiveOp::AllReduce: return 2 * (n - 1) / n;
-        case CollectiveOp::AllGather:
-        case CollectiveOp::ReduceScatter:
-        case CollectiveOp::AllToAll: return (n - 1) / n;
-        default: return 1.0;
+        case CollectiveOp::AllReduce: return busbw_factor(NcclTestOp::AllReduce, ranks);
+        case CollectiveOp::AllGather: return busbw_factor(NcclTestOp::AllGather, ranks);
+        case CollectiveOp::ReduceScatter: return busbw_factor(NcclTestOp::ReduceScatter, ranks);
+        case CollectiveOp::Broadcast: return busbw_factor(NcclTestOp::Broadcast, ranks);
+        case CollectiveOp::Reduce: return busbw_factor(NcclTestOp::Reduce, ranks);
+        case CollectiveOp::AllToAll: return busbw_factor(NcclTestOp::AllToAll, ranks);
+        case CollectiveOp::SendRecv: return busbw_factor(NcclTestOp::SendRecv, ranks);
     }
+    return 1.0;
 }
 
 std::string op_name(CollectiveOp op) {

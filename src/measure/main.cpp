@@ -1,0 +1,182 @@
+// sextant-calibrate: measures GEMM, memory-bound kernels and NCCL collectives on this machine's
+// GPUs and writes a calibration profile (calibration/README.md explains the steps).
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "environment.hpp"
+#include "gemm_bench.hpp"
+#include "memory_bench.hpp"
+#include "mpi_collectives.hpp"
+#include "nccl_bench.hpp"
+#include "plan.hpp"
+#include "spec/presets.hpp"
+#include "spec/scenario.hpp"
+
+using namespace sextant;
+using namespace sextant::measure;
+
+namespace {
+struct Options {
+    std::string gpu;  // Sextant GPU type (topologies/gpus/), e.g. H100-SXM5-80GB
+    std::string out;
+    std::string scenario;
+    bool dry_run = false;
+    bool quick = false;
+    bool help = false;
+    std::size_t max_bytes = std::size_t(4) << 30;
+    std::string command;
+};
+
+const char* kUsage =
+    "usage: sextant-calibrate --gpu TYPE [--out FILE] [--scenario FILE] [--quick] [--max-bytes N] [--dry-run]\n"
+    "  --gpu TYPE       GPU type as in topologies/gpus/ (e.g. H100-SXM5-80GB)\n"
+    "  --out FILE       profile to write (default: TYPE.measured.json)\n"
+    "  --scenario FILE  also measure the GEMM shapes of this scenario's model\n"
+    "  --quick          smaller GEMM grid and fewer repetitions\n"
+    "  --max-bytes N    largest collective buffer (default 4 GiB)\n"
+    "  --dry-run        print what would be measured; touches no GPU\n";
+
+Options parse_args(int argc, char** argv) {
+    Options o;
+    for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+        const std::string flag = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw InputError(flag, "", "needs a value");
+            return argv[++i];
+        };
+        if (flag == "--gpu") o.gpu = value();
+        else if (flag == "--out") o.out = value();
+        else if (flag == "--scenario") o.scenario = value();
+        else if (flag == "--dry-run") o.dry_run = true;
+        else if (flag == "--quick") o.quick = true;
+        else if (flag == "--max-bytes") {
+            const std::string text = value();
+            try {
+                o.max_bytes = std::stoull(text);
+            } catch (const std::exception&) {
+                throw InputError("--max-bytes", text, "must be a positive integer");
+            }
+            if (o.max_bytes < 1024) throw InputError("--max-bytes", text, "must be at least 1024");
+        } else if (flag == "--help" || flag == "-h") {
+            o.help = true;
+        } else
+            throw InputError(flag, "", "unknown flag");
+    }
+    if (o.help) return o;
+    if (o.gpu.empty()) throw InputError("--gpu", "", "required: the GPU type of topologies/gpus/");
+    if (o.out.empty()) o.out = o.gpu + ".measured.json";
+    return o;
+}
+
+json provenance_json(const Provenance& p, const json& sources) {
+    return {{"kind", p.kind}, {"gpu", p.gpu}, {"driver", p.driver}, {"cuda", p.cuda}, {"cublas", p.cublas},
+            {"cudnn", p.cudnn}, {"nccl", p.nccl}, {"hosts", p.hosts}, {"date", p.date}, {"command", p.command},
+            {"sources", sources}};
+}
+
+// The measured sections replace the published ones of the GPU's shipped profile; what this
+// version does not measure (attention, the comm section) stays, and the provenance says so.
+json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan,
+                   const std::vector<CollectivePoint>& collectives) {
+    json doc = load_preset("calibration", gpu.name, "--gpu");
+    const Provenance provenance = measured_provenance(o.command);
+    doc["provenance"] = provenance_json(
+        provenance, {{"attention", "not measured: published points of calibration/" + gpu.name + ".json"},
+                     {"comm", "not measured: calibration/" + gpu.name + ".json"}});
+    doc["gemm"] = json::object();
+    for (const GemmShape& shape : plan.gemm) {
+        GemmResult r;
+        try {
+            r = measure_gemm(shape, plan.warmup, plan.reps);
+        } catch (const GemmUnsupported& e) {
+            std::printf("gemm %s %lldx%lldx%lld: skipped, %s\n", precision_name(shape.precision).c_str(),
+                        static_cast<long long>(shape.m), static_cast<long long>(shape.n),
+                        static_cast<long long>(shape.k), e.what());
+            continue;
+        }
+        std::printf("gemm %s %lldx%lldx%lld: %.1f TFLOP/s (%s)\n", precision_name(shape.precision).c_str(),
+                    static_cast<long long>(shape.m), static_cast<long long>(shape.n), static_cast<long long>(shape.k),
+                    r.tflops, shape.origin.c_str());
+        doc["gemm"][precision_name(shape.precision)].push_back(
+            {{"m", shape.m}, {"n", shape.n}, {"k", shape.k}, {"tflops", r.tflops}, {"source", "sextant-calibrate, " + shape.origin}});
+    }
+    MemoryResult best{0, 0, 0};
+    for (std::size_t bytes : plan.memory_bytes) {
+        const MemoryResult r = measure_memory(bytes, plan.warmup, plan.reps);
+        std::printf("memory %zu B: copy %.3f TB/s, rmsnorm proxy %.3f TB/s\n", r.bytes, r.copy_tbps, r.elementwise_tbps);
+        if (r.copy_tbps > best.copy_tbps) best = r;
+    }
+    // Large buffers only: the profile describes streaming kernels, not cache-resident ones.
+    doc["memory"] = {{"copy_tbps", best.copy_tbps}, {"elementwise_tbps", best.elementwise_tbps}};
+    doc["collectives"] = json::array();
+    for (const CollectivePoint& c : collectives) {
+        std::printf("%s %s %d GPUs %.0f B: %.1f us, busbw %.2f GB/s\n", std::string(nccl_test_op_name(c.op)).c_str(),
+                    group_kind_name(c.group).c_str(), int(c.ranks), c.bytes, c.time_us, c.busbw_gbps);
+        doc["collectives"].push_back({{"op", nccl_test_op_name(c.op)}, {"ranks", c.ranks}, {"group", group_kind_name(c.group)},
+                                      {"bytes", c.bytes}, {"time_us", c.time_us}, {"busbw_gbps", c.busbw_gbps}});
+    }
+    CalibrationProfile::from_json(doc, "", gpu);  // what we write must read back
+    return doc;
+}
+
+int run(int argc, char** argv, const std::optional<MpiJob>& job) {
+    const Options o = parse_args(argc, argv);
+    if (o.help) {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
+    const GpuSpec gpu = parse_gpu(load_preset("topologies/gpus", o.gpu, "--gpu"), "--gpu");
+    MeasurePlan plan = default_plan({gpu.fp8_tflops > 0, o.quick, o.max_bytes});
+    if (!o.scenario.empty()) add_scenario_shapes(plan, load_scenario(o.scenario));
+    if (o.dry_run) {
+        std::printf("sextant-calibrate dry run for %s (no GPU touched)\n%s", gpu.name.c_str(), describe(plan).c_str());
+        std::printf("would write %s\n", o.out.c_str());
+        return 0;
+    }
+    std::string why;
+    const int devices = cuda_device_count(why);
+    if (devices == 0) {
+        std::fprintf(stderr, "sextant-calibrate: no CUDA device available (%s); nothing measured. "
+                             "Use --dry-run to see the plan.\n", why.c_str());
+        return 2;
+    }
+    std::vector<CollectivePoint> collectives;
+    if (job && job->size > 1) {
+        // One process per GPU: every rank joins the collectives, rank 0 measures its own GPU
+        // and writes the profile.
+        collectives = measure_job_collectives(plan, *job);
+        if (job->rank != 0) return 0;
+    } else {
+        collectives = measure_node_collectives(plan, devices);
+    }
+    const json doc = build_profile(o, gpu, plan, collectives);
+    std::ofstream(o.out) << doc.dump(1) << "\n";
+    std::printf("wrote %s\n", o.out.c_str());
+    return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    // MPI may rewrite argv, so it starts before the flags are read; a dry run under mpirun is
+    // harmless.
+    const std::optional<MpiJob> job = start_mpi(argc, argv);
+    int status = 1;
+    try {
+        status = run(argc, argv, job);
+    } catch (const InputError& e) {
+        std::fprintf(stderr, "error: %s\n%s", e.what(), kUsage);
+        status = 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "internal error: %s\n", e.what());
+        status = 1;
+    }
+    if (job) stop_mpi();
+    return status;
+}
