@@ -90,6 +90,8 @@ json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan
     doc["provenance"] = provenance_json(
         provenance, {{"attention", "not measured: published points of calibration/" + gpu.name + ".json"},
                      {"comm", "not measured: calibration/" + gpu.name + ".json"}});
+    doc["provenance"]["summary"] = "measured by sextant-calibrate on " + provenance.gpu + " (" + provenance.date +
+                                   "); attention and comm kept from the published profile";
     doc["gemm"] = json::object();
     for (const GemmShape& shape : plan.gemm) {
         GemmResult r;
