@@ -56,7 +56,18 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
     r.critical_stage = critical;
     Breakdown& b = r.breakdown;
     const StagePlan& cs = plan.stages[static_cast<std::size_t>(critical)];
-    for (const auto& c : cs.chunks)
+    add_task_parts(b, cs, m);
+    b.pp = transfers;
+    b.bubble = pipeline - m * t_max;
+    b.dp += dp_exposed + gather;
+    b.optimizer = optimizer;
+    b.other += plan.step_overhead;
+    finish_result(ctx, l, r);
+    return r;
+}
+
+void add_task_parts(Breakdown& b, const StagePlan& stage, double m) {
+    for (const auto& c : stage.chunks)
         for (const CostParts* parts : {&c.forward_parts, &c.backward_parts}) {
             b.compute += m * (*parts)[at(Cost::Compute)];
             b.recompute += m * (*parts)[at(Cost::Recompute)];
@@ -66,18 +77,15 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
             b.dp += m * (*parts)[at(Cost::ZeRO)];
             b.other += m * (*parts)[at(Cost::Overhead)];
         }
-    b.pp = transfers;
-    b.bubble = pipeline - m * t_max;
-    b.dp += dp_exposed + gather;
-    b.optimizer = optimizer;
-    b.other += plan.step_overhead;
-    r.step_time_s = b.total();
+}
+
+void finish_result(const StepContext& ctx, const Layout& l, StepResult& r) {
+    r.step_time_s = r.breakdown.total();
     const Scenario& s = ctx.scenario();
     r.tokens_per_s = s.training.tokens_per_step() / r.step_time_s;
     const double peak = d(s.cluster.gpus) * s.cluster.gpu.peak_tflops(s.training.precision) * 1e12 * r.step_time_s;
     r.mfu = model_flops_per_step(s) / peak;
     r.hfu = hardware_flops_per_step(s, l, ctx.runtime().flash_attention) / peak;
-    return r;
 }
 
 }  // namespace sextant

@@ -12,7 +12,6 @@ namespace {
 double d(std::int64_t v) { return static_cast<double>(v); }
 TimeNs ns(double seconds) { return static_cast<TimeNs>(std::llround(seconds * 1e9)); }
 double sec(TimeNs t) { return static_cast<double>(t) * 1e-9; }
-std::size_t at(Cost c) { return static_cast<std::size_t>(c); }
 
 enum Category : std::uint16_t { kForward, kBackward, kSend, kReduce, kBarrier, kOptimizer, kGather };
 
@@ -144,16 +143,7 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult&
     Breakdown& b = r.breakdown;
     const double m = d(plan.microbatches);
     double busy = 0;
-    for (const auto& c : plan.stages[critical].chunks)
-        for (const CostParts* parts : {&c.forward_parts, &c.backward_parts}) {
-            b.compute += m * (*parts)[at(Cost::Compute)];
-            b.recompute += m * (*parts)[at(Cost::Recompute)];
-            b.tp += m * (*parts)[at(Cost::TP)];
-            b.cp += m * (*parts)[at(Cost::CP)];
-            b.ep += m * (*parts)[at(Cost::EP)];
-            b.dp += m * (*parts)[at(Cost::ZeRO)];
-            b.other += m * (*parts)[at(Cost::Overhead)];
-        }
+    add_task_parts(b, plan.stages[critical], m);
     for (const TaskRecord& t : tasks)
         if (e.streams()[t.stream].group == critical && (t.category == kForward || t.category == kBackward)) busy += sec(t.duration);
     const double idle = sec(compute_end[critical]) - busy;
@@ -175,12 +165,7 @@ Simulation simulate(const StepContext& ctx, const Layout& l) {
     StepResult& r = sim.result;
     r.memory = estimate_memory(ctx.scenario(), l, ctx.traits());
     account(plan, l, sim.engine, r);
-    r.step_time_s = r.breakdown.total();
-    const Scenario& s = ctx.scenario();
-    r.tokens_per_s = s.training.tokens_per_step() / r.step_time_s;
-    const double peak = d(s.cluster.gpus) * s.cluster.gpu.peak_tflops(s.training.precision) * 1e12 * r.step_time_s;
-    r.mfu = model_flops_per_step(s) / peak;
-    r.hfu = hardware_flops_per_step(s, l, ctx.runtime().flash_attention) / peak;
+    finish_result(ctx, l, r);
     return sim;
 }
 

@@ -36,6 +36,11 @@ struct StepResult {
     std::int64_t critical_stage = 0;
 };
 
+// The critical stage's compute and exposed communication over all microbatches, into `b`.
+void add_task_parts(Breakdown& b, const StagePlan& stage, double microbatches);
+// Step time from the breakdown, then throughput, MFU and HFU.
+void finish_result(const StepContext& context, const Layout& layout, StepResult& r);
+
 StepResult estimate(const StepContext& context, const Layout& layout);
 StepResult estimate(const StepContext& context, const Layout& layout, const MemoryReport& memory);
 
