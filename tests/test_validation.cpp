@@ -130,13 +130,13 @@ TEST_CASE("rule: the global batch is a multiple of dp x microbatch") {
     expect(d, "/training/global_batch", "multiple of dp x microbatch");
 }
 
-TEST_CASE("rule: ep divides the experts, needs a MoE model, and divides dp x cp") {
+TEST_CASE("rule: ep divides the experts, needs a MoE model, and divides dp") {
     json d = base();
     d["model"] = "mixtral-8x7b";
     d["layout"] = {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 16}};
     expect(d, "/layout/ep", "divide the experts (8)");
     d["layout"] = {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"ep", 8}};
-    expect(d, "/layout/ep", "divide dp x cp (4)");
+    expect(d, "/layout/ep", "divide dp (4)");
     d = base();
     d["layout"]["ep"] = 2;
     expect(d, "/layout/ep", "needs a MoE model");

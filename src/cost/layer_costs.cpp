@@ -142,12 +142,20 @@ LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool m
     g.dp_dense = network.analyse(place_group(l, {ParallelDim::DP, ParallelDim::CP}));
     if (moe) {
         g.ep = network.analyse(place_group(l, ParallelDim::EP), true);
-        // Expert replicas: every ep-th rank of the dense data-parallel group.
-        GroupPlacement p = place_group(l, {ParallelDim::DP, ParallelDim::CP});
+        // Expert replicas: the ranks of the dense data-parallel group with the same EP
+        // coordinate; every EP coordinate has such a group, all running at once.
+        std::int64_t ep_stride = 1;
+        for (ParallelDim d : l.rank_order) {
+            if (d == ParallelDim::EP) break;
+            ep_stride *= d == ParallelDim::TP ? l.tp : d == ParallelDim::CP ? l.cp : d == ParallelDim::DP ? l.dp / l.ep : l.pp;
+        }
+        const GroupPlacement p = place_group(l, {ParallelDim::DP, ParallelDim::CP});
         GroupPlacement replicas;
-        for (std::size_t i = 0; i < p.gpus.size(); i += static_cast<std::size_t>(l.ep)) replicas.gpus.push_back(p.gpus[i]);
-        replicas.offsets = p.offsets;
-        replicas.concurrent_groups = p.concurrent_groups;
+        for (auto gpu : p.gpus)
+            if ((gpu / ep_stride) % l.ep == 0) replicas.gpus.push_back(gpu);
+        for (auto offset : p.offsets)
+            for (std::int64_t k = 0; k < l.ep; ++k) replicas.offsets.push_back(offset + k * ep_stride);
+        replicas.concurrent_groups = static_cast<std::int64_t>(replicas.offsets.size());
         g.dp_expert = network.analyse(replicas);
     }
     return g;

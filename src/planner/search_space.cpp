@@ -73,10 +73,10 @@ std::vector<std::int64_t> pp_values(const Scenario& s, const LayoutSpec& f, std:
     });
 }
 
-std::vector<std::int64_t> ep_values(const Scenario& s, const LayoutSpec& f, std::int64_t dp, std::int64_t cp) {
+std::vector<std::int64_t> ep_values(const Scenario& s, const LayoutSpec& f, std::int64_t dp) {
     if (!s.model.is_moe()) return {1};
     return knob(f.ep, powers_of_two_up_to(s.model.moe.experts), [&](std::int64_t e) {
-        return s.model.moe.experts % e == 0 && (dp * cp) % e == 0;
+        return s.model.moe.experts % e == 0 && dp % e == 0;
     });
 }
 
@@ -169,7 +169,7 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
                 for (auto [first, last] : trims(s, f, pp, o)) {
                     const auto split = f.stage_layers ? *f.stage_layers
                                                       : trimmed_stage_split(s.model.layers, pp, first, last);
-                    for (auto ep : ep_values(s, f, dp, cp)) {
+                    for (auto ep : ep_values(s, f, dp)) {
                         Candidate shape;
                         shape.tp = static_cast<std::int16_t>(tp);
                         shape.pp = static_cast<std::int16_t>(pp);

@@ -201,10 +201,9 @@ void validate_layout(const Scenario& s, const Layout& l) {
     if (m.is_moe() && m.moe.experts % l.ep != 0)
         throw InputError("/layout/ep", int_text(l.ep),
                          "must divide the experts (" + int_text(m.moe.experts) + ")");
-    if ((l.dp * l.cp) % l.ep != 0)
+    if (l.dp % l.ep != 0)
         throw InputError("/layout/ep", int_text(l.ep),
-                         "must divide dp x cp (" + int_text(l.dp * l.cp) +
-                             "): expert-parallel groups are carved out of the data-parallel ranks");
+                         "must divide dp (" + int_text(l.dp) + "): expert-parallel groups are carved out of the data-parallel ranks (one expert group per CP rank)");
     if (l.cp > 1 && s.training.seq_len % (2 * l.cp) != 0)
         throw InputError("/layout/cp", int_text(l.cp),
                          "seq_len (" + int_text(s.training.seq_len) +
