@@ -119,9 +119,9 @@ void run(const CollectiveArgs& a) {
     for (double bytes = lo; bytes <= hi * 1.0000001; bytes *= 2) {
         const CollectiveResult r = model.cost(op, Bytes(bytes), shape);
         rows.push_back({{"bytes", bytes}, {"time_us", r.time.value() * 1e6}, {"algbw_gbps", r.algbw_gbps},
-                        {"busbw_gbps", r.busbw_gbps}, {"algorithm", r.algorithm}});
+                        {"busbw_gbps", r.busbw_gbps}, {"algorithm", std::string(r.algorithm)}});
         table.add_row({fmt::format("{:.0f}", bytes), fmt::format("{:.2f}", r.time.value() * 1e6), fmt::format("{:.2f}", r.algbw_gbps),
-                       fmt::format("{:.2f}", r.busbw_gbps), r.algorithm});
+                       fmt::format("{:.2f}", r.busbw_gbps), std::string(r.algorithm)});
     }
     if (a.json) {
         std::cout << json({{"op", a.op}, {"cluster", cluster.name}, {"gpu", cluster.gpu.name}, {"ranks", a.ranks},

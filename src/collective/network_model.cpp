@@ -17,25 +17,42 @@ namespace {
 // per step and needs large messages to fill its pipeline. The constants place the crossovers
 // where NCCL's tuner puts them (LL to ~512 KB, LL128 to tens of MB, Simple above; the H200 log
 // of reference-data.md 12c shows Ring/LL up to 1 MiB).
-struct Protocol {
-    const char* name;
+struct Protocol {  // LL, LL128, Simple, in the order of the name table below
     double latency_factor;
     double bandwidth_factor;
     bool pipeline_ramp;
 };
-constexpr std::array<Protocol, 3> kProtocols = {{{"ll", 1.0, 0.15, false},
-                                                 {"ll128", 1.6, 0.80, false},
-                                                 {"simple", 3.0, 1.00, true}}};
+constexpr std::array<Protocol, 3> kProtocols = {{{1.0, 0.15, false}, {1.6, 0.80, false}, {3.0, 1.00, true}}};
 
 // Simple's bandwidth ramps as S / (S + S0): S0 = 24 MiB matches the 64-256 MiB part of the
 // 8 x H200 NVLS sweep (reference-data.md 12c: 346, 402, 436 GB/s of 482).
 constexpr double kSimpleHalfBandwidthBytes = 24.0 * 1024 * 1024;
 
+enum class Algorithm { Ring, Nvls, Tree, Hierarchical, AllToAll, P2p };
+
+// "algorithm/protocol" names in static storage: a cost query allocates nothing.
+constexpr std::string_view kNames[6][3] = {
+    {"ring/ll", "ring/ll128", "ring/simple"},
+    {"nvls/ll", "nvls/ll128", "nvls/simple"},
+    {"tree/ll", "tree/ll128", "tree/simple"},
+    {"hierarchical/ll", "hierarchical/ll128", "hierarchical/simple"},
+    {"all_to_all/ll", "all_to_all/ll128", "all_to_all/simple"},
+    {"p2p/ll", "p2p/ll128", "p2p/simple"}};
+
 struct Candidate {
-    const char* algorithm;
+    Algorithm algorithm;
     double latency;    // seconds, before the protocol factor
     double bandwidth;  // seconds at full protocol efficiency
     bool simple_only;
+};
+
+// At most four algorithms apply to one op (all-reduce: ring, NVLS, tree, hierarchical).
+struct Candidates {
+    std::array<Candidate, 4> items{};
+    std::size_t count = 0;
+    void add(const Candidate& c) { items[count++] = c; }
+    const Candidate* begin() const { return items.data(); }
+    const Candidate* end() const { return items.data() + count; }
 };
 
 double d(std::int64_t v) { return static_cast<double>(v); }
@@ -53,7 +70,7 @@ struct NetworkModel::Impl {
     double nvlink_latency() const { return calibration.nvlink_latency_us * 1e-6; }
     double network_latency() const { return calibration.network_latency_us * 1e-6; }
 
-    std::vector<Candidate> candidates(CollectiveOp op, double S, const GroupShape& g) const;
+    Candidates candidates(CollectiveOp op, double S, const GroupShape& g) const;
 };
 
 NetworkModel::NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor)
@@ -76,32 +93,32 @@ GroupShape NetworkModel::analyse(const GroupPlacement& group, bool with_all_to_a
     return analyse_group(*impl_->graph, group, impl_->calibration.nic_efficiency, with_all_to_all);
 }
 
-std::vector<Candidate> NetworkModel::Impl::candidates(CollectiveOp op, double S, const GroupShape& g) const {
+Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const GroupShape& g) const {
     const double n = d(g.ranks), m = d(g.domains), per = d(g.per_domain);
     const double B = nvlink_bytes_per_s();
     const double lat_step = g.domains > 1 ? network_latency() : nvlink_latency();
     const double net = g.ring_seconds_per_byte;  // per byte of one ring crossing
-    std::vector<Candidate> out;
+    Candidates out;
     // A ring over all members: intra-domain edges on NVLink, domain crossings split over `per`
     // channels (one NIC each); the slower side bounds the pipelined ring.
     auto ring = [&](double steps) {
         const double per_edge = steps * S / n;
         const double intra = g.per_domain > 1 ? per_edge / B : 0.0;
         const double inter = g.domains > 1 ? per_edge / per * net : 0.0;
-        return Candidate{"ring", steps * lat_step, std::max(intra, inter), false};
+        return Candidate{Algorithm::Ring, steps * lat_step, std::max(intra, inter), false};
     };
     switch (op) {
         case CollectiveOp::AllReduce: {
-            out.push_back(ring(2 * (n - 1)));
+            out.add(ring(2 * (n - 1)));
             if (g.domains == 1 && cluster.gpu.nvls && g.ranks > 2) {
                 // NVLink SHARP reduces in the switch: each GPU sends and receives the buffer once,
                 // at the algbw the 8-GPU busbw of the calibration implies.
                 const double algbw = cluster.gpu.nvlink_gbps * 1e9 * calibration.nvls_allreduce_efficiency / 1.75;
-                out.push_back({"nvls", 2 * nvlink_latency(), S / algbw, true});
+                out.add({Algorithm::Nvls, 2 * nvlink_latency(), S / algbw, true});
             }
             if (g.domains > 1) {
                 const double tree_inter = 2 * S / per * net;
-                out.push_back({"tree", 2 * (std::ceil(std::log2(m)) * network_latency() + (per - 1) * nvlink_latency()),
+                out.add({Algorithm::Tree, 2 * (std::ceil(std::log2(m)) * network_latency() + (per - 1) * nvlink_latency()),
                                std::max(S / B, tree_inter), false});
             }
             if (g.domains > 1 && g.per_domain > 1) {
@@ -111,29 +128,29 @@ std::vector<Candidate> NetworkModel::Impl::candidates(CollectiveOp op, double S,
                 // 2(m-1)/m of a share where a flat ring carries 2(n-1)/n.
                 const double intra = 2 * (per - 1) / per * S / B;
                 const double inter = 2 * (m - 1) / m * S / per * net;
-                out.push_back({"hierarchical", 2 * (per - 1) * nvlink_latency() + 2 * (m - 1) * network_latency(),
+                out.add({Algorithm::Hierarchical, 2 * (per - 1) * nvlink_latency() + 2 * (m - 1) * network_latency(),
                                std::max(intra, inter), false});
             }
             break;
         }
         case CollectiveOp::AllGather:
-        case CollectiveOp::ReduceScatter: out.push_back(ring(n - 1)); break;
+        case CollectiveOp::ReduceScatter: out.add(ring(n - 1)); break;
         case CollectiveOp::Broadcast:
         case CollectiveOp::Reduce: {
             Candidate c = ring(n - 1);
             c.bandwidth = std::max(g.per_domain > 1 ? S / B : 0.0, g.domains > 1 ? S / per * net : 0.0);
-            out.push_back(c);
+            out.add(c);
             break;
         }
         case CollectiveOp::AllToAll: {
             const double intra = (per - 1) / n * S / B;
             const double inter = g.domains > 1 ? S / n * g.all_to_all_seconds_per_byte : 0.0;
-            out.push_back({"all_to_all", 2 * lat_step + (n - 1) * 0.1e-6, std::max(intra, inter), false});
+            out.add({Algorithm::AllToAll, 2 * lat_step + (n - 1) * 0.1e-6, std::max(intra, inter), false});
             break;
         }
         case CollectiveOp::SendRecv: {
             const double bw = g.domains > 1 ? S * net : S / (cluster.gpu.nvlink_gbps * 1e9);
-            out.push_back({"p2p", lat_step, bw, false});
+            out.add({Algorithm::P2p, lat_step, bw, false});
             break;
         }
     }
@@ -149,13 +166,14 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupSha
     }
     double best_time = std::numeric_limits<double>::infinity();
     for (const Candidate& c : impl_->candidates(op, S, shape)) {
-        for (const Protocol& p : kProtocols) {
+        for (std::size_t i = 0; i < kProtocols.size(); ++i) {
+            const Protocol& p = kProtocols[i];
             if (c.simple_only && !p.pipeline_ramp) continue;
             const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
             const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * impl_->factor) * ramp;
             if (t < best_time) {
                 best_time = t;
-                best.algorithm = std::string(c.algorithm) + "/" + p.name;
+                best.algorithm = kNames[static_cast<std::size_t>(c.algorithm)][i];
             }
         }
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "collective/group_shape.hpp"
 #include "core/units.hpp"
@@ -21,7 +22,7 @@ struct CollectiveResult {
     Seconds time;
     double algbw_gbps = 0;  // bytes / time, GB/s (nccl-tests convention)
     double busbw_gbps = 0;  // algbw x the op's bus factor (nccl-tests convention)
-    std::string algorithm;  // e.g. "ring/simple", "nvls/simple", "tree/ll128", "hierarchical/simple"
+    std::string_view algorithm;  // static: "ring/simple", "nvls/simple", "tree/ll128", "hierarchical/simple"
 };
 
 class NetworkModel {

@@ -144,11 +144,7 @@ LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool m
         g.ep = network.analyse(place_group(l, ParallelDim::EP), true);
         // Expert replicas: the ranks of the dense data-parallel group with the same EP
         // coordinate; every EP coordinate has such a group, all running at once.
-        std::int64_t ep_stride = 1;
-        for (ParallelDim d : l.rank_order) {
-            if (d == ParallelDim::EP) break;
-            ep_stride *= d == ParallelDim::TP ? l.tp : d == ParallelDim::CP ? l.cp : d == ParallelDim::DP ? l.dp / l.ep : l.pp;
-        }
+        const std::int64_t ep_stride = dimension_stride(l, ParallelDim::EP);
         const GroupPlacement p = place_group(l, {ParallelDim::DP, ParallelDim::CP});
         GroupPlacement replicas;
         for (auto gpu : p.gpus)
@@ -261,8 +257,7 @@ double dp_gather(const CostContext& ctx, const Layout& l, const GroupShape& grou
     return ctx.network.cost(CollectiveOp::AllGather, Bytes(params * 2), group).time.value();
 }
 
-double optimizer_time(const CostContext& ctx, const Layout& l, double local_params) {
-    (void)l;
+double optimizer_time(const CostContext& ctx, double local_params) {
     // Adam over the local shard: read gradient, master weight and two moments, write them back
     // and the 16-bit copy.
     const OptimizerSpec& o = ctx.scenario.training.optimizer;
@@ -283,8 +278,7 @@ double model_flops_per_step(const Scenario& s) {
     return tokens * (6 * dense + 12 * d(m.layers) * attn_width * d(s.training.seq_len));
 }
 
-double hardware_flops_per_step(const Scenario& s, const Layout& l, bool flash_attention) {
-    const double model = model_flops_per_step(s);
+double hardware_flops_per_step(const Scenario& s, const Layout& l, double model, bool flash_attention) {
     if (l.recompute == Recompute::Full) return model * 4.0 / 3.0;
     if (l.recompute == Recompute::Selective && !flash_attention) {
         const ModelSpec& m = s.model;

@@ -54,13 +54,13 @@ double pp_transfer(const CostContext& ctx, const Layout& layout, const LayoutGro
 double dp_reduce(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 double dp_gather(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 // The optimizer step over the local shard: memory-bound.
-double optimizer_time(const CostContext& ctx, const Layout& layout, double local_params);
+double optimizer_time(const CostContext& ctx, double local_params);
 
 // Model FLOPs of one step (6N per token for the GEMMs incl. the output layer, plus 12 L h s per
 // token for attention, as Narayanan et al. and PaLM count; MoE counts the active experts), and
 // hardware FLOPs (the recomputed forward added; selective recompute with flash attention
 // recomputes only memory-bound ops).
 double model_flops_per_step(const Scenario& scenario);
-double hardware_flops_per_step(const Scenario& scenario, const Layout& layout, bool flash_attention);
+double hardware_flops_per_step(const Scenario& scenario, const Layout& layout, double model_flops, bool flash_attention);
 
 }  // namespace sextant

@@ -64,14 +64,14 @@ public:
 
     // The closed-form objective of every candidate that fits, in candidate order.
     std::vector<double> fitting_objectives() const;
-    double objective_of(const PlanScore& score) const { return objective(score); }
+    // The number candidates are ranked by (MFU or tokens/s).
+    double objective(const PlanScore& score) const;
 
     std::size_t candidate_count() const;
     const std::vector<Variant>& variants() const { return variants_; }
     const PlanOptions& options() const { return options_; }
 
 private:
-    double objective(const PlanScore& score) const;
 
     LayoutSpec fixed_;
     PlanOptions options_;

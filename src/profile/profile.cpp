@@ -182,7 +182,7 @@ double CalibrationProfile::gemm_tflops(Precision p, std::int64_t m, std::int64_t
     return std::min(peak, efficiency * peak * d.factors.compute);
 }
 
-double CalibrationProfile::attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal,
+double CalibrationProfile::attention_tflops(Precision, std::int64_t seq, std::int64_t head_dim, bool causal,
                                             bool backward) const {
     const Data& d = *data_;
     const double ls = log2d(seq), hd = static_cast<double>(head_dim);
@@ -195,8 +195,6 @@ double CalibrationProfile::attention_tflops(Precision p, std::int64_t seq, std::
             return (a.lseq - ls) * (a.lseq - ls) + dh * dh + mask;
         },
         [&](const AttentionPoint& a) { return backward ? a.bwd_efficiency : a.fwd_efficiency; });
-    // FP8 attention is not modelled: flash attention runs in 16-bit in the frameworks Sextant covers.
-    (void)p;
     return std::min(d.gpu.bf16_tflops, efficiency * d.gpu.bf16_tflops * d.factors.compute);
 }
 

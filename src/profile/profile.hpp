@@ -33,7 +33,8 @@ public:
 
     // Achieved dense GEMM throughput for C[m,n] = A[m,k] B[k,n], TFLOP/s.
     double gemm_tflops(Precision p, std::int64_t m, std::int64_t n, std::int64_t k) const;
-    // Achieved fused flash-attention throughput (FlashAttention FLOP convention), TFLOP/s.
+    // Achieved fused flash-attention throughput (FlashAttention FLOP convention), TFLOP/s. FP8
+    // attention is not modelled: the frameworks Sextant covers run flash attention in 16 bits.
     double attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal,
                             bool backward) const;
     // Achieved HBM bandwidth of memory-bound kernels (norms, elementwise, optimizer), TB/s.

@@ -53,13 +53,7 @@ double straggler_slowdown(const StepContext& ctx, const Layout& l, std::int64_t 
 }  // namespace
 
 std::int64_t stage_of_gpu(const Layout& l, std::int64_t gpu) {
-    std::int64_t stride = 1;
-    for (ParallelDim d : l.rank_order) {
-        if (d == ParallelDim::PP) return (gpu / stride) % l.pp;
-        const std::int64_t size = d == ParallelDim::TP ? l.tp : d == ParallelDim::CP ? l.cp : d == ParallelDim::EP ? l.ep : l.dp / l.ep;
-        stride *= size;
-    }
-    return 0;
+    return (gpu / dimension_stride(l, ParallelDim::PP)) % l.pp;
 }
 
 StepPlan plan_step(const StepContext& ctx, const Layout& l) {
@@ -141,7 +135,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         sp.param_gather = comm_factor * (dp_gather(costs, l, groups.dp_dense, all.dense) + dp_gather(costs, l, groups.dp_expert, all.expert));
         const double shards = l.zero_stage >= 1 ? d(l.dp * l.cp) : 1.0;
         const double expert_shards = l.zero_stage >= 1 ? d(l.dp * l.cp / l.ep) : 1.0;
-        sp.optimizer = s.training.optimizer.offload ? 0.0 : optimizer_time(costs, l, all.dense / shards + all.expert / expert_shards) * sp.slowdown;
+        sp.optimizer = s.training.optimizer.offload ? 0.0 : optimizer_time(costs, all.dense / shards + all.expert / expert_shards) * sp.slowdown;
         sp.send_forward = stage + 1 < l.pp ? transfer * comm_factor : 0.0;
         sp.send_backward = stage > 0 ? transfer * comm_factor : 0.0;
         plan.stages.push_back(std::move(sp));

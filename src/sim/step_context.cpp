@@ -100,7 +100,8 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       network_(std::make_shared<NetworkModel>(scenario.cluster, profile.comm(), profile.factors().communication)),
       stragglers_(parse_stragglers(scenario)),
       degraded_(parse_degraded_links(scenario)),
-      cache_(std::make_shared<GroupCache>()) {}
+      cache_(std::make_shared<GroupCache>()),
+      model_flops_(model_flops_per_step(scenario)) {}
 
 StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     StepContext c;
@@ -112,6 +113,7 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     c.stragglers_ = stragglers_;
     c.degraded_ = degraded_;
     c.cache_ = cache_;
+    c.model_flops_ = model_flops_;
     return c;
 }
 

@@ -42,6 +42,8 @@ public:
     const std::vector<Straggler>& stragglers() const { return stragglers_; }
     const std::vector<DegradedLink>& degraded_links() const { return degraded_; }
     CostContext costs() const { return {scenario_, profile_, runtime_, *network_}; }
+    // Model FLOPs of one step: the same for every layout, so counted once.
+    double model_flops() const { return model_flops_; }
 
     const LayoutGroups& groups(const Layout& layout) const;
 
@@ -60,6 +62,7 @@ private:
     std::vector<Straggler> stragglers_;
     std::vector<DegradedLink> degraded_;
     std::shared_ptr<GroupCache> cache_;
+    double model_flops_ = 0;
 };
 
 // The `stragglers` and `degraded_links` parts of a scenario, validated.

@@ -6,17 +6,6 @@
 namespace sextant {
 
 namespace {
-std::int64_t degree(const Layout& l, ParallelDim d) {
-    switch (d) {
-        case ParallelDim::TP: return l.tp;
-        case ParallelDim::CP: return l.cp;
-        case ParallelDim::EP: return l.ep;
-        case ParallelDim::DP: return l.dp / l.ep;  // EP is carved out of DP: dp = ep x (dp / ep)
-        case ParallelDim::PP: return l.pp;
-    }
-    return 1;
-}
-
 // Every rank whose coordinates are zero outside `member` dimensions and vary inside them.
 std::vector<std::int64_t> span_of(const std::array<std::int64_t, 5>& size, const std::array<std::int64_t, 5>& stride,
                                   const std::array<bool, 5>& member) {
@@ -34,6 +23,26 @@ std::vector<std::int64_t> span_of(const std::array<std::int64_t, 5>& size, const
 }
 }  // namespace
 
+std::int64_t dimension_size(const Layout& l, ParallelDim d) {
+    switch (d) {
+        case ParallelDim::TP: return l.tp;
+        case ParallelDim::CP: return l.cp;
+        case ParallelDim::EP: return l.ep;
+        case ParallelDim::DP: return l.dp / l.ep;
+        case ParallelDim::PP: return l.pp;
+    }
+    return 1;
+}
+
+std::int64_t dimension_stride(const Layout& l, ParallelDim dim) {
+    std::int64_t stride = 1;
+    for (ParallelDim d : l.rank_order) {
+        if (d == dim) break;
+        stride *= dimension_size(l, d);
+    }
+    return stride;
+}
+
 GroupPlacement place_group(const Layout& l, ParallelDim dim) { return place_group(l, {dim}); }
 
 GroupPlacement place_group(const Layout& l, std::initializer_list<ParallelDim> dims) {
@@ -42,7 +51,7 @@ GroupPlacement place_group(const Layout& l, std::initializer_list<ParallelDim> d
     std::int64_t s = 1;
     for (std::size_t i = 0; i < 5; ++i) {
         const ParallelDim d = l.rank_order[i];
-        size[i] = degree(l, d);
+        size[i] = dimension_size(l, d);
         stride[i] = s;
         s *= size[i];
         for (ParallelDim dim : dims) member[i] = member[i] || d == dim || (dim == ParallelDim::DP && d == ParallelDim::EP);

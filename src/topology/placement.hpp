@@ -19,6 +19,11 @@ struct GroupPlacement {
     std::vector<std::int64_t> offsets;
 };
 
+// Ranks along `dim` in the rank order (DP counts the ranks outside EP: dp = ep x (dp / ep)), and
+// the distance between neighbouring ranks of that dimension.
+std::int64_t dimension_size(const Layout& layout, ParallelDim dim);
+std::int64_t dimension_stride(const Layout& layout, ParallelDim dim);
+
 // The group of `dim` that contains rank 0, and every concurrent group of that dimension as an
 // offset. The data-parallel group spans the EP coordinate too (EP is carved out of DP).
 GroupPlacement place_group(const Layout& layout, ParallelDim dim);

@@ -43,7 +43,7 @@ void rate_planner(const Scenario& s, const RuntimeProfile& runtime, RunValidatio
     v.planner_tokens_per_s = plans.front().simulated.tokens_per_s;
     v.planner_layout = layout_label(plans.front().layout);
     const auto published = make_step_evaluator(s)->screen(v.chosen);
-    const double mine = planner.objective_of(published);
+    const double mine = planner.objective(published);
     const std::vector<double> all = planner.fitting_objectives();
     const auto better = std::count_if(all.begin(), all.end(), [&](double o) { return o > mine * (1 + 1e-9); });
     v.published_percentile = all.empty() ? 0.0 : 100.0 * static_cast<double>(better) / static_cast<double>(all.size());
