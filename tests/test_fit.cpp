@@ -55,9 +55,14 @@ TEST_CASE("with noisy measurements the leave-one-out error exceeds the in-sample
 TEST_CASE("the fitter refuses more factors than the runs support") {
     Synthetic s;
     FitProblem p = problem(s, {0.85, 0.6});
-    p.observations = 3;
-    p.measured.resize(3);
+    p.observations = 2;
+    p.measured.resize(2);
     CHECK_THROWS_AS(fit_least_squares(p), InputError);
+    p.observations = 3;  // each leave-one-out fit is then determined by the other two
+    p.measured = {s.predict({0.85, 0.6}, 0), s.predict({0.85, 0.6}, 1), s.predict({0.85, 0.6}, 2)};
+    const FitResult r = fit_least_squares(p);
+    CHECK(r.factors[0] == doctest::Approx(0.85).epsilon(1e-4));
+    CHECK(r.leave_one_out_pct < 0.01);
 
     FitProblem insensitive = problem(s, {0.85, 0.6});
     insensitive.factor_names.push_back("overlap");

@@ -73,6 +73,15 @@ TEST_CASE("knobs the scenario fixes stay fixed") {
     }
 }
 
+TEST_CASE("interleaving takes every chunk count that divides a stage's layers, as Megatron does") {
+    Scenario s = preset_scenario("gpt3-175b-a100");  // 96 layers
+    LayoutSpec fixed;
+    fixed.pp = 8;  // 12 layers per stage
+    std::set<std::int64_t> vps;
+    for (const auto& c : enumerate_candidates(s, fixed, {})) vps.insert(c.vp);
+    CHECK(vps == std::set<std::int64_t>{1, 2, 3, 4, 6, 12});
+}
+
 TEST_CASE("Llama 3 405B on 16,384 GPUs opens at least 100,000 candidates") {
     Scenario s = preset_scenario("llama3-405b-h100");
     CHECK(enumerate_candidates(s, LayoutSpec{}, {}).size() >= 100000);

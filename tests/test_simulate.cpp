@@ -2,9 +2,11 @@
 // stragglers, determinism, traces and deadlock detection.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "cost/runtime_profile.hpp"
 #include "engine/engine.hpp"
 #include "report/trace.hpp"
 #include "sim/simulate.hpp"
@@ -175,12 +177,77 @@ TEST_CASE("the engine orders equal-time events by insertion and reports a deadlo
     CHECK_THROWS_WITH_AS(cycle.run(), doctest::Contains("waits at task"), InternalError);
 }
 
-TEST_CASE("published runs: MAPE within 10% with one profile per GPU and per framework generation") {
-    // The issue's target is MAPE <= 10% with no run beyond 25%. The MAPE holds; the H100
-    // Megatron-Core runs are predicted 7-32% fast (smallest and interleaved-choice runs worst,
-    // see README "Accuracy"), so the per-run bound asserted here is the 35% reached today.
+TEST_CASE("a negative delay starts a dependent while its predecessor still runs") {
+    Engine e;
+    const StreamId a = e.add_stream("compute", 0), b = e.add_stream("comm", 0);
+    const TaskId work = e.add_task(a, 100), comm = e.add_task(b, 30), tail = e.add_task(b, 10);
+    e.add_dependency(work, comm, -75);  // once a quarter of `work` is done
+    e.add_dependency(work, tail);
+    CHECK(e.run() == 110);
+    CHECK(e.tasks()[comm].start == 25);
+    CHECK(e.tasks()[tail].start == 100);
+}
+
+TEST_CASE("overlapped gradient reduction: the simulator exposes what the closed form says") {
+    // One stage, data parallel over slow NICs: the reduction of all but the last bucket runs
+    // under the last microbatch's backward; the last bucket, and whatever outlasts the backward,
+    // is exposed. The simulator and the estimate must both charge exposed_bucketed().
+    for (const std::int64_t nic_gbps : {400, 25}) {
+        CAPTURE(nic_gbps);
+        json doc = {{"model", "llama3-8b"},
+                    {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 16}, {"gpus_per_node", 8}, {"nic_gbps_per_gpu", nic_gbps}}},
+                    {"seq_len", 4096},
+                    {"global_batch", 32},
+                    {"framework", "megatron-core-2024"},
+                    {"layout", {{"tp", 8}, {"pp", 1}, {"dp", 2}, {"microbatch", 1}, {"zero_stage", 1}}}};
+        const Scenario s = parse_scenario(doc, data_dir());
+        const StepContext ctx(s);
+        const Layout l = resolve_layout(s, s.layout);
+        const StepPlan plan = plan_step(ctx, l);
+        const ChunkPlan& c = plan.stages[0].chunks[0];
+        const double reduce = exposed_bucketed(c.dp_reduce, c.backward, c.layers);
+        const double gather = plan.stages[0].param_gather_wait;
+        CHECK(gather == doctest::Approx(exposed_bucketed(plan.stages[0].param_gather, c.forward, c.layers)));
+        CHECK(reduce >= c.dp_reduce / static_cast<double>(c.layers));
+        CHECK(reduce < c.dp_reduce);
+        CHECK((c.dp_reduce > c.backward) == (nic_gbps == 25));  // both regimes are exercised
+        const StepResult sim = simulate(ctx, l).result, est = estimate(ctx, l);
+        CHECK(sim.breakdown.dp == doctest::Approx(reduce + gather).epsilon(1e-6));
+        CHECK(est.breakdown.dp == doctest::Approx(reduce + gather).epsilon(1e-6));
+        CHECK(sim.step_time_s == doctest::Approx(est.step_time_s).epsilon(1e-6));
+    }
+}
+
+TEST_CASE("exposed_bucketed: one bucket when the compute hides the rest, the excess when it cannot") {
+    CHECK(exposed_bucketed(1.0, 4.0, 10) == doctest::Approx(0.1));
+    CHECK(exposed_bucketed(4.0, 1.0, 10) == doctest::Approx(0.4 + 3.0 * 0.9));
+    CHECK(exposed_bucketed(2.0, 5.0, 1) == doctest::Approx(2.0));
+}
+
+TEST_CASE("published runs: MAPE within 10%, no run beyond 25%, one profile per GPU and framework") {
     const ValidationReport r = validate_runs(std::filesystem::path(SEXTANT_VALIDATION_DIR) / "published-runs.json");
     CHECK(r.runs.size() == 27);
     CHECK(r.mape_pct <= 10.0);
-    CHECK(r.max_abs_error_pct <= 35.0);
+    CHECK(r.max_abs_error_pct <= 25.0);
+}
+
+TEST_CASE("held-out runs (Llama 3 405B, Table 4) fall within 15%, with PP placed inside the pods as Meta did") {
+    // None of these runs fed a calibration. The cluster's 3,072-GPU pods are oversubscribed 7:1,
+    // so the rank order that keeps pipeline stages inside a pod (Meta's [TP, CP, PP, DP]) wins.
+    const ValidationReport r = validate_runs(data_dir() / "validation" / "llama3-405b-h100.json");
+    REQUIRE(r.runs.size() == 3);
+    for (const auto& v : r.runs) {
+        CAPTURE(v.id);
+        CHECK(std::fabs(v.error_pct) <= 15.0);
+        CHECK(v.chosen.rank_order[3] == ParallelDim::PP);
+    }
+}
+
+TEST_CASE("a published run's unknown framework runs on the nearest runtime profile") {
+    CHECK(nearest_runtime_profile("megatron-lm-2022") == "megatron-lm-2022");
+    CHECK(nearest_runtime_profile("torchtitan-2025") == "torchtitan-2024");
+    CHECK(nearest_runtime_profile("megatron-lm-2020") == "megatron-lm-2021");
+    CHECK(nearest_runtime_profile("Megatron-Core-2023") == "megatron-core-2024");  // a tie goes to Megatron-Core
+    CHECK(nearest_runtime_profile("meta-llama3-2024") == "megatron-core-2024");
+    CHECK(nearest_runtime_profile("in-house") == "megatron-core-2024");
 }

@@ -55,15 +55,23 @@ FitJob job_from_log(const std::string& spec) {
     return j;
 }
 
-void write_profile(const std::string& path, const FitJob& any, const ProfileFit& fit) {
-    json profile = load_preset("calibration", any.scenario.cluster.gpu.name, "--out");
+void write_profile(const FitArgs& a, const FitJob& any, const ProfileFit& fit) {
+    const std::string& gpu = any.scenario.cluster.gpu.name;
+    load_preset("calibration", gpu, "--out");  // names the closest presets when there is none
+    // Read again in file order, so that the written profile reads like the preset it came from.
+    std::ifstream preset(data_dir() / "calibration" / (gpu + ".json"));
+    auto profile = nlohmann::ordered_json::parse(preset);
     for (std::size_t k = 0; k < fit.factor_names.size(); ++k) profile["factors"][fit.factor_names[k]] = fit.result.factors[k];
-    profile["provenance"]["fit"] = {{"framework", any.scenario.training.framework}, {"jobs", fit.jobs.size()},
+    json ids = json::array();
+    for (const auto& j : fit.jobs) ids.push_back(j.id);
+    json inputs = a.jobs;
+    if (!a.runs.empty()) inputs.insert(inputs.begin(), a.runs);
+    profile["provenance"]["fit"] = {{"framework", any.scenario.training.framework}, {"inputs", inputs}, {"factors", a.factors}, {"jobs", ids},
                                     {"rms_error_before_pct", fit.result.rms_error_before_pct},
                                     {"rms_error_after_pct", fit.result.rms_error_after_pct},
                                     {"leave_one_out_pct", fit.result.leave_one_out_pct}};
-    std::ofstream out(path);
-    if (!out) throw InputError("--out", "\"" + path + "\"", "cannot be written");
+    std::ofstream out(a.out);
+    if (!out) throw InputError("--out", "\"" + a.out + "\"", "cannot be written");
     out << profile.dump(2) << "\n";
 }
 
@@ -77,7 +85,7 @@ void run(const FitArgs& a) {
     for (const auto& spec : a.jobs) jobs.push_back(job_from_log(spec));
     if (jobs.empty()) throw InputError("--runs", a.runs, "no job matches (give --runs FILE or --job SCENARIO:LOG, and check --gpu/--framework)");
     const ProfileFit fit = fit_profile(jobs, split(a.factors, ','));
-    if (!a.out.empty()) write_profile(a.out, jobs.front(), fit);
+    if (!a.out.empty()) write_profile(a, jobs.front(), fit);
     if (a.json) {
         json doc;
         for (std::size_t k = 0; k < fit.factor_names.size(); ++k) doc["factors"][fit.factor_names[k]] = fit.result.factors[k];

@@ -31,6 +31,7 @@ struct PlanArgs {
     std::string emit;
     bool json = false;
     bool search_all = false;
+    bool any_framework = false;
 };
 
 // "1024..16384" doubles from the first to the last; "1024,1536" lists; "2048" is one value.
@@ -72,6 +73,7 @@ PlanOptions options_from(const PlanArgs& a) {
     if (a.objective != "mfu" && a.objective != "tokens_per_s")
         throw InputError("--objective", "\"" + a.objective + "\"", "must be mfu or tokens_per_s");
     o.objective = a.objective == "mfu" ? Objective::Mfu : Objective::TokensPerSecond;
+    o.framework_features = !a.any_framework;
     if (!a.gpus.empty()) o.gpu_counts = parse_sweep(a.gpus, "--gpus");
     if (!a.global_batch.empty()) o.global_batches = parse_sweep(a.global_batch, "--global-batch");
     return o;
@@ -93,7 +95,7 @@ json layout_json(const Layout& l) {
             {"stage_layers", l.stage_layers}};
 }
 
-void print_plans(const Planner& planner, const std::vector<Plan>& plans, const PlanArgs& a,
+void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::size_t simulated, const PlanArgs& a,
                  double seconds) {
     const std::size_t shown = std::min(a.top, plans.size());
     if (a.json) {
@@ -115,7 +117,7 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, const P
         }
         doc["explanation"] = explain_winner(plans);
         doc["candidates_screened"] = planner.candidate_count();
-        doc["candidates_simulated"] = plans.size();
+        doc["candidates_simulated"] = simulated;
         doc["seconds"] = seconds;
         std::cout << doc.dump(2) << "\n";
         return;
@@ -139,7 +141,7 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, const P
     }
     std::cout << t.render();
     std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s\n",
-                             planner.candidate_count(), plans.size(), seconds);
+                             planner.candidate_count(), simulated, seconds);
     if (!plans.empty()) {
         std::cout << "\nWhy " << layout_label(plans.front().layout) << " wins:\n";
         for (const auto& line : explain_winner(plans)) std::cout << "  - " << line << "\n";
@@ -167,9 +169,11 @@ void run_plan(const PlanArgs& a) {
     if (planner.candidate_count() == 0 || all.empty())
         throw InputError("/layout", "", "no candidate layout fits in memory with the knobs the scenario fixes");
     std::vector<Plan> plans = planner.finish(std::move(all));
+    const std::size_t simulated = plans.size();
+    plans = planner.distinct(std::move(plans));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!a.emit.empty()) emit_winner(planner, plans, a.emit);
-    else print_plans(planner, plans, a, seconds);
+    else print_plans(planner, plans, simulated, a, seconds);
 }
 }  // namespace
 
@@ -185,6 +189,8 @@ void add_plan_command(CLI::App& app) {
     cmd->add_option("--global-batch", args.global_batch, "also search the global batch: N, N1,N2 or LO..HI");
     cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan or deepspeed");
     cmd->add_flag("--search-all", args.search_all, "ignore the scenario's layout: search every knob");
+    cmd->add_flag("--any-framework", args.any_framework,
+                  "also search what the scenario's framework does not implement (ZeRO stages, CP, selective recompute, uneven stages)");
     cmd->add_flag("--json", args.json, "one JSON document");
     cmd->callback([] { run_plan(args); });
 }

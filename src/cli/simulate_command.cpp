@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "report/breakdown_json.hpp"
 #include "report/table.hpp"
 #include "report/trace.hpp"
 #include "sim/simulate.hpp"
@@ -19,12 +20,6 @@ struct SimulateArgs {
     std::string trace;
     bool json = false;
 };
-
-json breakdown_json(const Breakdown& b) {
-    json out = json::object();
-    for (const auto& [name, value] : b.items()) out[name + "_s"] = value;
-    return out;
-}
 
 void run(const SimulateArgs& a) {
     const Scenario s = load_scenario(a.scenario);

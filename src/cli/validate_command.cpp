@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "report/breakdown_json.hpp"
 #include "report/table.hpp"
 #include "validate/published_runs.hpp"
 
@@ -23,7 +24,7 @@ void run(const std::string& file, bool as_json, bool planner) {
             }
             runs.push_back({{"id", v.id}, {"predicted_step_time_s", v.predicted_step_time_s},
                             {"measured_step_time_s", v.measured_step_time_s}, {"error_pct", v.error_pct},
-                            {"mfu", v.mfu}, {"tolerance", v.tolerance}, {"chosen", chosen}});
+                            {"mfu", v.mfu}, {"tolerance", v.tolerance}, {"chosen", chosen}, {"breakdown", breakdown_json(v.breakdown)}});
             if (planner)
                 runs.back()["planner"] = {{"best_layout", v.planner_layout}, {"best_tokens_per_s", v.planner_tokens_per_s},
                                           {"published_tokens_per_s", v.published_tokens_per_s},

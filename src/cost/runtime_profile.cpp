@@ -1,5 +1,8 @@
 #include "cost/runtime_profile.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -21,13 +24,77 @@ constexpr FieldDef kRuntimeFields[] = {
     {"sm_contention", FieldType::Number, "compute slowdown while overlapped communication runs", "", "0.05", 0, 1},
     {"microbatch_overhead_us", FieldType::Number, "host overhead per microbatch and stage", "us", "0", 0},
     {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
-    {"zero_stages", FieldType::Array, "ZeRO stages the framework implements", "", "[0, 1, 2, 3]"},
-    {"sequence_parallel", FieldType::Boolean, "the framework implements Megatron sequence parallelism", "", "true"},
+    {"features", FieldType::Object, "what the framework implements, for the knobs a layout leaves open"},
     {"source", FieldType::String, "what the settings rest on"},
 };
+
+constexpr FieldDef kFeatureFields[] = {
+    {"zero_stages", FieldType::Array, "ZeRO stages the framework implements", "", "[0, 1, 2, 3]"},
+    {"sequence_parallel", FieldType::Boolean, "Megatron sequence parallelism", "", "true"},
+    {"context_parallel", FieldType::Boolean, "context parallelism (ring attention over the sequence)", "", "true"},
+    {"selective_recompute", FieldType::Boolean, "selective activation recomputation", "", "true"},
+    {"uneven_stages", FieldType::Boolean, "pipeline stages of unequal layer counts", "", "true"},
+};
+
+FrameworkFeatures parse_features(const json& doc, const std::string& path) {
+    ObjectReader r(doc, path, kFeatureFields);
+    FrameworkFeatures f;
+    if (const json* stages = r.raw("zero_stages")) {
+        if (!stages->is_array() || stages->empty()) throw InputError(r.path_of("zero_stages"), value_text(*stages), "must be a non-empty array of ZeRO stages");
+        f.zero_stages.clear();
+        for (std::size_t i = 0; i < stages->size(); ++i) {
+            const json& v = (*stages)[i];
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 3)
+                throw InputError(r.path_of("zero_stages") + "/" + std::to_string(i), value_text(v), "must be a ZeRO stage 0-3");
+            f.zero_stages.push_back(v.get<std::int64_t>());
+        }
+    }
+    f.sequence_parallel = r.boolean("sequence_parallel").value_or(true);
+    f.context_parallel = r.boolean("context_parallel").value_or(true);
+    f.selective_recompute = r.boolean("selective_recompute").value_or(true);
+    f.uneven_stages = r.boolean("uneven_stages").value_or(true);
+    return f;
+}
 }  // namespace
 
 std::span<const FieldDef> runtime_profile_fields() { return kRuntimeFields; }
+
+namespace {
+constexpr const char* kDefaultRuntime = "megatron-core-2024";
+
+int year_in(const std::string& name) {
+    for (std::size_t i = name.size(); i >= 4; --i) {
+        const std::string digits = name.substr(i - 4, 4);
+        if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::stoi(digits);
+    }
+    return 0;
+}
+
+std::string family_of(std::string name) {
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (name.find("titan") != std::string::npos) return "torchtitan";
+    if (name.find("megatron") != std::string::npos) return "megatron";
+    return "";
+}
+}  // namespace
+
+std::string nearest_runtime_profile(const std::string& framework) {
+    const std::vector<std::string> names = preset_names("calibration/runtime");
+    if (framework.empty() || std::find(names.begin(), names.end(), framework) != names.end()) return framework;
+    const int year = year_in(framework) ? year_in(framework) : year_in(kDefaultRuntime);
+    const std::string family = family_of(framework);
+    const bool family_known = std::any_of(names.begin(), names.end(), [&](const std::string& n) { return family_of(n) == family; });
+    std::string best = kDefaultRuntime;
+    int best_distance = std::abs(year_in(best) - year) + (family_known && family_of(best) != family ? 10000 : 0);
+    for (const auto& n : names) {
+        const int distance = std::abs(year_in(n) - year) + (family_known && family_of(n) != family ? 10000 : 0);
+        if (distance < best_distance) {
+            best = n;
+            best_distance = distance;
+        }
+    }
+    return best;
+}
 
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path) {
     const std::string name = framework.empty() ? "megatron-core-2024" : framework;
@@ -46,16 +113,7 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.sm_contention = r.number("sm_contention").value_or(0.05);
     p.microbatch_overhead_us = r.number("microbatch_overhead_us").value_or(0.0);
     p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);
-    if (const json* stages = r.raw("zero_stages")) {
-        p.zero_stages.clear();
-        for (std::size_t i = 0; i < stages->size(); ++i) {
-            const json& v = (*stages)[i];
-            if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 3)
-                throw InputError(r.path_of("zero_stages") + "/" + std::to_string(i), value_text(v), "must be a ZeRO stage 0-3");
-            p.zero_stages.push_back(v.get<std::int64_t>());
-        }
-    }
-    p.sequence_parallel = r.boolean("sequence_parallel").value_or(true);
+    if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.source = r.string("source").value_or("");
     return p;
 }

@@ -20,6 +20,16 @@ struct OverlapTraits {
     bool pp_scatter_gather = false;  // pipeline messages split over TP ranks (Narayanan et al. 2021)
 };
 
+// What the framework offers when a layout knob is left open (null in a published run, open in
+// `sextant plan`): the planner searches only layouts the framework can run.
+struct FrameworkFeatures {
+    std::vector<std::int64_t> zero_stages = {0, 1, 2, 3};
+    bool sequence_parallel = true;
+    bool context_parallel = true;
+    bool selective_recompute = true;
+    bool uneven_stages = true;  // first/last stages with fewer layers; pp need not divide the layers
+};
+
 struct RuntimeProfile {
     std::string name;
     bool flash_attention = true;
@@ -28,14 +38,17 @@ struct RuntimeProfile {
     double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
     double step_overhead_s = 0;          // per optimizer step: data loading, logging, host sync
-    // What the framework offers when a layout knob is left open (null in published runs).
-    std::vector<std::int64_t> zero_stages = {0, 1, 2, 3};
-    bool sequence_parallel = true;
+    FrameworkFeatures features;
     std::string source;
 };
 
 // calibration/runtime/<framework>.json; an empty name picks "megatron-core-2024".
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
+
+// For a framework named by someone else's data (a published run): the runtime profile of that
+// name, else of the same family (megatron, torchtitan) and the nearest year in the name, else the
+// nearest year of any family, Megatron-Core first.
+std::string nearest_runtime_profile(const std::string& framework);
 std::span<const FieldDef> runtime_profile_fields();
 
 }  // namespace sextant

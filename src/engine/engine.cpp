@@ -41,15 +41,27 @@ TimeNs Engine::run() {
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
     std::uint64_t sequence = 0;
     std::size_t finished = 0;
-    auto start_ready = [&](StreamId s, TimeNs now) {
-        if (stream_head_[s] >= stream_tasks_[s].size()) return;
-        const TaskId t = stream_tasks_[s][stream_head_[s]];
-        TaskRecord& task = tasks_[t];
-        if (task.start >= 0 || pending_[t] > 0) return;
-        task.start = std::max({now, ready_at_[t], stream_free_[s]});
-        task.end = task.start + task.duration;
-        stream_free_[s] = task.end;
-        events.emplace(task.end, sequence++, t);
+    // A started task's end is known, so its dependents learn their ready time at its start:
+    // that is what lets a negative delay overlap them with it.
+    std::vector<StreamId> to_try;
+    auto start_ready = [&](StreamId first, TimeNs now) {
+        to_try.push_back(first);
+        while (!to_try.empty()) {
+            const StreamId s = to_try.back();
+            to_try.pop_back();
+            if (stream_head_[s] >= stream_tasks_[s].size()) continue;
+            const TaskId t = stream_tasks_[s][stream_head_[s]];
+            TaskRecord& task = tasks_[t];
+            if (task.start >= 0 || pending_[t] > 0) continue;
+            task.start = std::max({now, ready_at_[t], stream_free_[s]});
+            task.end = task.start + task.duration;
+            stream_free_[s] = task.end;
+            events.emplace(task.end, sequence++, t);
+            for (const Edge& e : dependents_[t]) {
+                ready_at_[e.to] = std::max(ready_at_[e.to], task.end + e.delay);
+                if (--pending_[e.to] == 0) to_try.push_back(tasks_[e.to].stream);
+            }
+        }
     };
     for (StreamId s = 0; s < streams_.size(); ++s) start_ready(s, 0);
     TimeNs makespan = 0;
@@ -61,11 +73,6 @@ TimeNs Engine::run() {
         makespan = std::max(makespan, now);
         const StreamId s = tasks_[t].stream;
         ++stream_head_[s];
-        for (const Edge& e : dependents_[t]) {
-            ready_at_[e.to] = std::max(ready_at_[e.to], now + e.delay);
-            --pending_[e.to];
-            if (pending_[e.to] == 0) start_ready(tasks_[e.to].stream, now);
-        }
         start_ready(s, now);
     }
     if (finished != tasks_.size()) throw InternalError("deadlock in the step simulation:\n" + deadlock_report());

@@ -109,10 +109,10 @@ void check_supported(const FitProblem& p) {
     const std::size_t n = p.factor_names.size();
     if (p.initial.size() != n || p.lower.size() != n || p.upper.size() != n || p.measured.size() != p.observations)
         throw InternalError("fit problem with inconsistent sizes");
-    if (p.observations < n + 2)
+    if (p.observations < n + 1)
         throw InputError("runs", std::to_string(p.observations) + " measured runs",
-                         "fitting " + std::to_string(n) + " factors needs at least " + std::to_string(n + 2) +
-                             " runs (factors + 2, so that a leave-one-out error exists); fit fewer factors");
+                         "fitting " + std::to_string(n) + " factors needs at least " + std::to_string(n + 1) +
+                             " runs (factors + 1, so that each run can be predicted from a fit without it); fit fewer factors");
     for (std::size_t i = 0; i < p.observations; ++i)
         if (!(p.measured[i] > 0))
             throw InputError("runs/" + std::to_string(i), std::to_string(p.measured[i]), "measured step time must be positive");

@@ -25,8 +25,9 @@ struct FitResult {
     std::size_t iterations = 0;
 };
 
-// Throws InputError when the problem is underdetermined: fewer than factors + 2 observations, or
-// a factor that no observation is sensitive to (the Jacobian loses rank).
+// Throws InputError when the problem is underdetermined: fewer than factors + 1 observations (no
+// leave-one-out fit would be determined), or a factor that no observation is sensitive to (the
+// Jacobian loses rank).
 FitResult fit_least_squares(const FitProblem& problem);
 
 }  // namespace sextant

@@ -4,6 +4,7 @@
 #include <thread>
 #include <tuple>
 
+#include "cost/runtime_profile.hpp"
 
 namespace sextant {
 
@@ -48,6 +49,7 @@ bool better(const ScreenedCandidate& a, const ScreenedCandidate& b) {
 Planner::Planner(const Scenario& scenario, PlanOptions options, const EvaluatorFactory& factory)
     : fixed_(scenario.layout), options_(std::move(options)) {
     if (options_.threads == 0) options_.threads = 1;
+    if (options_.framework_features) options_.search.framework = load_runtime_profile(scenario.training.framework, "/framework").features;
     // The GPU count is what a sweep varies: a fixed dp would pin it.
     if (!options_.gpu_counts.empty()) fixed_.dp.reset();
     variants_ = make_variants(scenario, options_, factory);
@@ -129,6 +131,19 @@ std::vector<Plan> Planner::finish(std::vector<ScreenedCandidate> screened) const
         ScreenedCandidate y{static_cast<std::uint32_t>(b.variant), b.candidate, objective(b.simulated)};
         return better(x, y);
     });
+    return plans;
+}
+
+std::vector<Plan> Planner::distinct(std::vector<Plan> plans) const {
+    // Rank orders that change nothing (their groups land on the same links) are one plan: the
+    // default order sorts first and stays.
+    const auto same_but_order = [&](const Plan& a, const Plan& b) {
+        ScreenedCandidate x{static_cast<std::uint32_t>(a.variant), a.candidate, 0};
+        ScreenedCandidate y{static_cast<std::uint32_t>(b.variant), b.candidate, 0};
+        x.candidate.rank_order = y.candidate.rank_order = 0;
+        return knobs(x) == knobs(y) && objective(a.simulated) == objective(b.simulated);
+    };
+    plans.erase(std::unique(plans.begin(), plans.end(), same_but_order), plans.end());
     return plans;
 }
 

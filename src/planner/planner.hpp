@@ -21,6 +21,7 @@ struct PlanOptions {
     unsigned threads = 1;
     Objective objective = Objective::Mfu;
     SearchOptions search;
+    bool framework_features = true;  // search only what the scenario's framework implements
     std::vector<std::int64_t> gpu_counts;      // empty: the scenario's
     std::vector<std::int64_t> global_batches;  // empty: the scenario's
 };
@@ -61,6 +62,9 @@ public:
     std::vector<ScreenedCandidate> screen(const Shard& shard) const;
     // Merges screened lists (from threads or processes), simulates the best, ranks them.
     std::vector<Plan> finish(std::vector<ScreenedCandidate> screened) const;
+    // Ranked plans without those that differ from a better one only in a rank order that changes
+    // nothing.
+    std::vector<Plan> distinct(std::vector<Plan> plans) const;
 
     // The closed-form objective of every candidate that fits, in candidate order.
     std::vector<double> fitting_objectives() const;

@@ -45,7 +45,7 @@ std::vector<std::int64_t> tp_values(const Scenario& s, const LayoutSpec& f) {
 std::vector<std::int64_t> cp_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o) {
     const std::int64_t seq = s.training.seq_len;
     return knob(f.cp, powers_of_two_up_to(64), [&](std::int64_t c) {
-        return c == 1 || (seq % (2 * c) == 0 && seq / c >= o.min_tokens_per_cp_rank);
+        return c == 1 || (o.framework.context_parallel && seq % (2 * c) == 0 && seq / c >= o.min_tokens_per_cp_rank);
     });
 }
 
@@ -55,7 +55,7 @@ std::vector<std::pair<std::int8_t, std::int8_t>> trims(const Scenario& s, const 
     if (f.stage_layers) return {{0, 0}};
     std::vector<std::pair<std::int8_t, std::int8_t>> out;
     std::vector<std::vector<std::int64_t>> seen;  // trims that give the same split are one candidate
-    const std::int64_t max_trim = pp >= 2 ? o.max_stage_trim : 0;
+    const std::int64_t max_trim = pp >= 2 && o.framework.uneven_stages ? o.max_stage_trim : 0;
     for (std::int64_t first = 0; first <= max_trim; ++first)
         for (std::int64_t last = 0; last <= max_trim; ++last) {
             auto split = trimmed_stage_split(s.model.layers, pp, first, last);
@@ -66,10 +66,10 @@ std::vector<std::pair<std::int8_t, std::int8_t>> trims(const Scenario& s, const 
     return out;
 }
 
-std::vector<std::int64_t> pp_values(const Scenario& s, const LayoutSpec& f, std::int64_t rest) {
+std::vector<std::int64_t> pp_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, std::int64_t rest) {
     return knob(f.pp, divisors_up_to(rest, s.model.layers), [&](std::int64_t p) {
         if (f.stage_layers) return static_cast<std::int64_t>(f.stage_layers->size()) == p;
-        return p <= s.model.layers;
+        return o.framework.uneven_stages || s.model.layers % p == 0;
     });
 }
 
@@ -85,21 +85,23 @@ std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::
     const std::int64_t pp = static_cast<std::int64_t>(split.size());
     const std::int64_t fewest = *std::min_element(split.begin(), split.end());
     const std::int64_t most = *std::max_element(split.begin(), split.end());
-    return knob(f.vp, powers_of_two_up_to(o.max_vp), [&](std::int64_t v) {
+    // Megatron takes any chunk size that divides the layers of a stage
+    // (--num-layers-per-virtual-pipeline-stage), down to one layer per chunk.
+    return knob(f.vp, divisors_up_to(most, std::min(fewest, o.max_vp)), [&](std::int64_t v) {
         if (f.schedule) return (*f.schedule == Schedule::Interleaved) == (v > 1);
-        // Interleaving needs two stages and chunks of equal size on the full stages.
-        return v == 1 || (pp >= 2 && fewest >= v && most % v == 0);
+        return v == 1 || pp >= 2;
     });
 }
 
 std::vector<bool> sp_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t tp) {
     if (f.sequence_parallel) return {*f.sequence_parallel};
-    if (tp == 1 || !o.sequence_parallel) return {false};
+    if (tp == 1 || !o.framework.sequence_parallel) return {false};
     return {true, false};
 }
 
-std::vector<Recompute> recompute_values(const LayoutSpec& f) {
+std::vector<Recompute> recompute_values(const LayoutSpec& f, const SearchOptions& o) {
     if (f.recompute) return {*f.recompute};
+    if (!o.framework.selective_recompute) return {Recompute::None, Recompute::Full};
     return {Recompute::None, Recompute::Selective, Recompute::Full};
 }
 
@@ -133,7 +135,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                        const SearchOptions& o, const std::vector<std::int64_t>& split, std::int64_t dp) {
     const auto microbatches = knob(f.microbatch, divisors_up_to(s.training.global_batch / dp, o.max_microbatch),
                                    [](std::int64_t) { return true; });
-    const auto zero_stages = knob(f.zero_stage, o.zero_stages, [](std::int64_t) { return true; });
+    const auto zero_stages = knob(f.zero_stage, o.framework.zero_stages, [](std::int64_t) { return true; });
     const auto orders = order_values(f, o, shape.pp, dp);
     for (auto vp : vp_values(f, split, o))
         for (auto mb : microbatches) {
@@ -141,7 +143,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
             if (vp > 1 && (s.training.global_batch / (dp * mb)) % shape.pp != 0) continue;
             for (auto zero : zero_stages)
                 for (bool sp : sp_values(f, o, shape.tp))
-                    for (Recompute rc : recompute_values(f))
+                    for (Recompute rc : recompute_values(f, o))
                         for (auto order : orders) {
                             Candidate c = shape;
                             c.vp = static_cast<std::int16_t>(vp);
@@ -163,7 +165,7 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
     for (auto tp : tp_values(s, f)) {
         for (auto cp : cp_values(s, f, o)) {
             if (gpus % (tp * cp) != 0) continue;
-            for (auto pp : pp_values(s, f, gpus / (tp * cp))) {
+            for (auto pp : pp_values(s, f, o, gpus / (tp * cp))) {
                 const std::int64_t dp = gpus / (tp * cp * pp);
                 if ((f.dp && *f.dp != dp) || s.training.global_batch % dp != 0) continue;
                 for (auto [first, last] : trims(s, f, pp, o)) {

@@ -4,18 +4,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "cost/runtime_profile.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {
 
 struct SearchOptions {
     std::int64_t max_microbatch = 16;
-    std::int64_t max_vp = 8;
+    std::int64_t max_vp = 32;
     std::int64_t min_tokens_per_cp_rank = 512;  // below this, CP only adds latency
     std::int64_t max_stage_trim = 3;            // first/last stages may hold up to this many fewer layers
     bool search_rank_order = true;
-    std::vector<std::int64_t> zero_stages = {0, 1, 2, 3};  // what the framework implements
-    bool sequence_parallel = true;                          // the framework implements SP
+    FrameworkFeatures framework;  // the Planner sets the scenario's framework generation's
 };
 
 // A layout in 20 bytes: the planner holds hundreds of thousands of these.

@@ -20,7 +20,8 @@ StepResult estimate(const StepContext& ctx, const Layout& l) {
 
 // Closed form of the schedules: with per-microbatch stage times t_s (forward + backward), 1F1B and
 // GPipe take (m - 1) max t + sum t (= (m + pp - 1) t when uniform); interleaving divides the fill
-// and drain by vp. Exposed gradient reduction is what the last microbatch's backward cannot hide.
+// and drain by vp. Exposed gradient reduction is what the last microbatch's backward cannot hide,
+// exposed parameter gather what the first microbatch's forward cannot.
 StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport& memory) {
     const StepPlan plan = plan_step(ctx, l);
     const double m = d(plan.microbatches);
@@ -41,8 +42,7 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
             t_max = t;
             critical = static_cast<std::int64_t>(s);
         }
-        const double window = plan.dp_overlap ? backward * (1.0 - 1.0 / d(std::max<std::int64_t>(layers, 1))) : 0.0;
-        dp_exposed = std::max(dp_exposed, std::max(0.0, dp - window));
+        dp_exposed = std::max(dp_exposed, plan.dp_overlap ? exposed_bucketed(dp, backward, layers) : dp);
         optimizer = std::max(optimizer, sp.optimizer);
         if (!plan.gather_overlap) gather = std::max(gather, sp.param_gather);
     }
@@ -59,7 +59,8 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
     add_task_parts(b, cs, m);
     b.pp = transfers;
     b.bubble = pipeline - m * t_max;
-    b.dp += dp_exposed + gather;
+    // The first stage's wait for overlapped parameter gathers delays the whole pipeline.
+    b.dp += dp_exposed + gather + plan.stages.front().param_gather_wait;
     b.optimizer = optimizer;
     b.other += plan.step_overhead;
     finish_result(ctx, l, r);

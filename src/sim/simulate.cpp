@@ -13,7 +13,7 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 TimeNs ns(double seconds) { return static_cast<TimeNs>(std::llround(seconds * 1e9)); }
 double sec(TimeNs t) { return static_cast<double>(t) * 1e-9; }
 
-enum Category : std::uint16_t { kForward, kBackward, kSend, kReduce, kBarrier, kOptimizer, kGather };
+enum Category : std::uint16_t { kForward, kBackward, kSend, kReduce, kBarrier, kOptimizer, kGather, kGatherWait };
 
 struct Streams {
     StreamId compute, send, dp;
@@ -29,8 +29,10 @@ public:
             streams_.push_back({e.add_stream("compute", static_cast<std::uint32_t>(s)), e.add_stream("p2p", static_cast<std::uint32_t>(s)),
                                 e.add_stream("dp", static_cast<std::uint32_t>(s))});
         // Compute tasks first (every stage's order), then the transfers and reductions they feed.
-        for (std::int64_t s = 0; s < l_.pp; ++s)
+        for (std::int64_t s = 0; s < l_.pp; ++s) {
+            add_gather_wait(s);
             for (const ScheduledTask& t : stage_schedule(l_, s, m_)) add_compute(s, t);
+        }
         for (std::int64_t s = 0; s < l_.pp; ++s)
             for (const ScheduledTask& t : stage_schedule(l_, s, m_)) link(s, t);
         add_step_end();
@@ -38,6 +40,12 @@ public:
 
 private:
     using Key = std::tuple<std::int64_t, bool, std::int64_t, std::int64_t>;  // stage, forward, microbatch, chunk
+
+    // The previous step's overlapped parameter gather, as far as the first forward waits for it.
+    void add_gather_wait(std::int64_t s) {
+        const double wait = plan_.stages[static_cast<std::size_t>(s)].param_gather_wait;
+        if (wait > 0) sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(wait), kGatherWait, label("wait for param gather"));
+    }
 
     void add_compute(std::int64_t s, const ScheduledTask& t) {
         const ChunkPlan& c = plan_.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(t.chunk)];
@@ -86,15 +94,21 @@ private:
             e.add_dependency(last_compute_.at(s), barrier);
             for (std::int64_t c = l_.vp - 1; c >= 0; --c) {
                 const ChunkPlan& chunk = sp.chunks[static_cast<std::size_t>(c)];
-                const TaskId reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce), kReduce,
-                                                 label(fmt::format("dp reduce chunk{}", c)));
                 const TaskId last = last_backward_.at({s, c});
+                TaskId reduce = 0;
                 if (plan_.dp_overlap) {
-                    // Buckets launch as the last microbatch's backward produces them: the first
-                    // after one layer, the rest overlapped.
-                    const double layers = d(std::max<std::int64_t>(chunk.layers, 1));
-                    e.add_dependency(last, reduce, -ns(chunk.backward * (1.0 - 1.0 / layers)));
+                    // Buckets are reduced as the last microbatch's backward produces them: all
+                    // but the last start one layer into it, the last follows its end.
+                    const double share = 1.0 / d(std::max<std::int64_t>(chunk.layers, 1));
+                    const TaskId body = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce * (1.0 - share)), kReduce,
+                                                   label(fmt::format("dp reduce chunk{}", c)));
+                    e.add_dependency(last, body, -ns(chunk.backward * (1.0 - share)));
+                    reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce * share), kReduce,
+                                        label(fmt::format("dp reduce chunk{} last bucket", c)));
+                    e.add_dependency(last, reduce);
                 } else {
+                    reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce), kReduce,
+                                        label(fmt::format("dp reduce chunk{}", c)));
                     e.add_dependency(last_compute_.at(s), reduce);
                 }
                 e.add_dependency(reduce, barrier);
@@ -142,15 +156,18 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult&
     r.critical_stage = static_cast<std::int64_t>(critical);
     Breakdown& b = r.breakdown;
     const double m = d(plan.microbatches);
-    double busy = 0;
+    double busy = 0, gather_wait = 0;
     add_task_parts(b, plan.stages[critical], m);
-    for (const TaskRecord& t : tasks)
-        if (e.streams()[t.stream].group == critical && (t.category == kForward || t.category == kBackward)) busy += sec(t.duration);
-    const double idle = sec(compute_end[critical]) - busy;
+    for (const TaskRecord& t : tasks) {
+        if (e.streams()[t.stream].group != critical) continue;
+        if (t.category == kForward || t.category == kBackward) busy += sec(t.duration);
+        if (t.category == kGatherWait) gather_wait += sec(t.duration);
+    }
+    const double idle = sec(compute_end[critical]) - busy - gather_wait;
     const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
     b.pp = std::min(idle, transfers);
     b.bubble = idle - b.pp;
-    b.dp += sec(barrier - compute_end[critical]);
+    b.dp += gather_wait + sec(barrier - compute_end[critical]);
     for (const auto& sp : plan.stages) b.optimizer = std::max(b.optimizer, sp.optimizer);
     b.dp += std::max(0.0, sec(makespan - barrier) - b.optimizer);  // exposed ZeRO parameter gather
     b.other += plan.step_overhead;

@@ -52,6 +52,11 @@ double straggler_slowdown(const StepContext& ctx, const Layout& l, std::int64_t 
 }
 }  // namespace
 
+double exposed_bucketed(double comm, double compute, std::int64_t layers) {
+    const double share = 1.0 / d(std::max<std::int64_t>(layers, 1));
+    return comm * share + std::max(0.0, (comm - compute) * (1.0 - share));
+}
+
 std::int64_t stage_of_gpu(const Layout& l, std::int64_t gpu) {
     return (gpu / dimension_stride(l, ParallelDim::PP)) % l.pp;
 }
@@ -133,6 +138,12 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, chunk.dense_params) +
                                              dp_reduce(costs, l, groups.dp_expert, chunk.expert_params));
         sp.param_gather = comm_factor * (dp_gather(costs, l, groups.dp_dense, all.dense) + dp_gather(costs, l, groups.dp_expert, all.expert));
+        if (plan.gather_overlap) {
+            // --overlap-param-gather: the first microbatch's forward consumes the buckets.
+            double forward = 0;
+            for (const auto& chunk : sp.chunks) forward += chunk.forward;
+            sp.param_gather_wait = exposed_bucketed(sp.param_gather, forward, n);
+        }
         const double shards = l.zero_stage >= 1 ? d(l.dp * l.cp) : 1.0;
         const double expert_shards = l.zero_stage >= 1 ? d(l.dp * l.cp / l.ep) : 1.0;
         sp.optimizer = s.training.optimizer.offload ? 0.0 : optimizer_time(costs, all.dense / shards + all.expert / expert_shards) * sp.slowdown;

@@ -32,6 +32,7 @@ struct StagePlan {
     double send_forward = 0;        // activations to the next stage, one microbatch
     double send_backward = 0;       // their gradient to the previous stage
     double param_gather = 0;        // ZeRO-1/2 all-gather after the optimizer
+    double param_gather_wait = 0;   // overlapped gather: what the first forward still waits for
     double optimizer = 0;
     double slowdown = 1.0;          // straggler multiplier on compute
 };
@@ -45,6 +46,12 @@ struct StepPlan {
 };
 
 StepPlan plan_step(const StepContext& context, const Layout& layout);
+
+// Overlapped gradient reduction and parameter gathers move one bucket per layer: a bucket is
+// reduced once its layer's backward is done, gathered before its layer's forward starts. Of
+// `comm` seconds overlapped with `compute` seconds over `layers` layers, this much stays exposed:
+// the bucket at the far end, plus whatever the communication runs longer than the compute.
+double exposed_bucketed(double comm, double compute, std::int64_t layers);
 
 // The pipeline stage that GPU `gpu` belongs to under the layout's rank order.
 std::int64_t stage_of_gpu(const Layout& layout, std::int64_t gpu);

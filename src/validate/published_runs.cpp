@@ -1,12 +1,12 @@
 #include "validate/published_runs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/error.hpp"
 #include "cost/runtime_profile.hpp"
-#include <algorithm>
-#include <thread>
 
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
@@ -23,17 +23,16 @@ std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
     if (!spec.zero_stage) out.push_back("zero_stage=" + std::to_string(l.zero_stage));
     if (!spec.sequence_parallel) out.push_back(std::string("sequence_parallel=") + (l.sequence_parallel ? "true" : "false"));
     if (!spec.recompute) out.push_back("recompute=" + recompute_name(l.recompute));
+    if (!spec.rank_order && l.rank_order != Layout{}.rank_order) out.push_back("rank_order=" + rank_order_text(l.rank_order));
     return out;
 }
 
 // The planner's quality on this run: search the whole layout, compare its best plan with the
 // published layout (as chosen above), and rank the published layout among all candidates.
-void rate_planner(const Scenario& s, const RuntimeProfile& runtime, RunValidation& v) {
+void rate_planner(const Scenario& s, RunValidation& v) {
     Scenario open = s;
     open.layout = LayoutSpec{};
     PlanOptions options;
-    options.search.zero_stages = runtime.zero_stages;
-    options.search.sequence_parallel = runtime.sequence_parallel;
     options.objective = Objective::TokensPerSecond;
     options.simulate_top = 20;
     options.threads = std::max(1u, std::thread::hardware_concurrency());
@@ -50,22 +49,23 @@ void rate_planner(const Scenario& s, const RuntimeProfile& runtime, RunValidatio
 }
 
 RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner) {
+    // A framework Sextant has no runtime profile for runs on the nearest one, and says so.
+    json doc = run;
+    const bool other_framework = run.contains("framework") && run["framework"].is_string() &&
+                                 nearest_runtime_profile(run["framework"]) != run["framework"].get<std::string>();
+    if (other_framework) doc["framework"] = nearest_runtime_profile(run["framework"]);
     Scenario s;
     try {
-        s = parse_scenario(run, base);
+        s = parse_scenario(doc, base);
     } catch (const InputError& e) {
         throw InputError(path + e.path(), e.value(), e.rule());
     }
     if (!run.contains("measured") || !run["measured"].contains("step_time_s") || !run["measured"]["step_time_s"].is_number())
         throw InputError(path + "/measured/step_time_s", "", "is required: the measured seconds per step");
-    const RuntimeProfile runtime = load_runtime_profile(s.training.framework, path + "/framework");
     PlanOptions options;
     options.top = 1;
     options.simulate_top = 4;
-    options.search.search_rank_order = false;
     options.search.max_stage_trim = 0;
-    options.search.zero_stages = runtime.zero_stages;
-    options.search.sequence_parallel = runtime.sequence_parallel;
     Scenario fixed = s;
     // The framework splits layers its default way; the published layout fixes tp, pp, dp, cp.
     if (!fixed.layout.stage_layers) fixed.layout.stage_layers = default_stage_split(s.model.layers, s.layout.pp.value_or(1));
@@ -78,12 +78,14 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     v.tolerance = run.value("tolerance", std::string("normal"));
     v.chosen = best.layout;
     v.chosen_knobs = open_knobs(s.layout, best.layout);
+    if (other_framework) v.chosen_knobs.push_back("runtime=" + s.training.framework);
     v.predicted_step_time_s = best.simulated.step_time_s;
     v.measured_step_time_s = run["measured"]["step_time_s"].get<double>();
     v.error_pct = 100.0 * (v.predicted_step_time_s / v.measured_step_time_s - 1.0);
     v.mfu = best.simulated.mfu;
+    v.breakdown = simulate(StepContext(fixed), best.layout).result.breakdown;
     v.published_tokens_per_s = best.simulated.tokens_per_s;
-    if (with_planner) rate_planner(s, runtime, v);
+    if (with_planner) rate_planner(s, v);
     return v;
 }
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/simulate.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {
@@ -19,6 +20,7 @@ struct RunValidation {
     double measured_step_time_s = 0;
     double error_pct = 0;
     double mfu = 0;
+    Breakdown breakdown;  // of the predicted step, on its critical stage
     // With the whole layout left open (--planner): the planner's best plan, and where the
     // published layout ranks among every candidate that fits (0 = best).
     double planner_tokens_per_s = 0;
