@@ -165,7 +165,8 @@ TEST_CASE("exports speak each framework's language") {
     CHECK(m.text.find("--pipeline-model-parallel-size 16") != std::string::npos);
     CHECK(m.text.find("--num-query-groups 8") != std::string::npos);
     CHECK(m.text.find("--decoder-first-pipeline-num-layers 7") != std::string::npos);
-    CHECK(m.text.find("--num-layers-per-virtual-pipeline-stage 4") != std::string::npos);
+    CHECK(m.text.find("--num-layers-per-virtual-pipeline-stage 2") != std::string::npos);
+    CHECK(m.text.find("--use-tp-pp-dp-mapping") != std::string::npos);  // stages inside the pods
     CHECK(m.text.find("--use-distributed-optimizer") != std::string::npos);
 
     Emitted t = emit_plan(EmitFormat::Torchtitan, s, l);
@@ -177,7 +178,7 @@ TEST_CASE("exports speak each framework's language") {
     json cfg = json::parse(d.text);
     CHECK(cfg["train_batch_size"] == 2048);
     CHECK(cfg["gradient_accumulation_steps"] == 16);
-    CHECK(cfg["zero_optimization"]["stage"] == 1);
+    CHECK(cfg["zero_optimization"]["stage"] == 2);
     CHECK(!d.notes.empty());  // pipeline parallelism is set in code, interleaving unsupported
 
     CHECK_THROWS_AS(parse_emit_format("megatorn"), InputError);

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "planner/search_space.hpp"
 
 namespace sextant {
 
@@ -40,6 +41,11 @@ Emitted megatron(const Scenario& s, const Layout& l) {
         arg("decoder-last-pipeline-num-layers", l.stage_layers.back());
     }
     if (l.sequence_parallel && l.tp > 1) a.push_back("--sequence-parallel");
+    const auto& pp_inside_dp = candidate_rank_orders()[1];
+    if (l.rank_order == pp_inside_dp) a.push_back("--use-tp-pp-dp-mapping");
+    else if (l.rank_order != Layout{}.rank_order)
+        e.notes.push_back("rank order " + rank_order_text(l.rank_order) + " has no Megatron flag (it offers " +
+                          rank_order_text(Layout{}.rank_order) + " and, with --use-tp-pp-dp-mapping, " + rank_order_text(pp_inside_dp) + ")");
     if (l.recompute == Recompute::Selective) a.push_back("--recompute-granularity selective");
     if (l.recompute == Recompute::Full)
         a.push_back("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");

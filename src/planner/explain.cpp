@@ -15,9 +15,10 @@ double cost(const PlanScore& s, const std::string& name) {
     return 0.0;
 }
 
-// The cost with the largest difference in the given direction (runner-up minus winner).
+// The cost with the largest difference in the given direction (runner-up minus winner);
+// differences below a millionth of the step are rounding, not a reason.
 std::pair<std::string, double> largest_difference(const PlanScore& winner, const PlanScore& other, double sign) {
-    std::pair<std::string, double> best{"", 0.0};
+    std::pair<std::string, double> best{"", 1e-6 * winner.step_time_s};
     for (const auto& [name, value] : other.breakdown) {
         double d = sign * (value - cost(winner, name));
         if (d > best.second) best = {name, d};
@@ -67,8 +68,8 @@ std::vector<std::string> explain_winner(const std::vector<Plan>& plans, std::siz
         std::string line = fmt::format("beats #{} ({}) by {:.1f}%", i + 1, layout_label(r.layout), 100.0 * faster);
         auto saves = largest_difference(w.simulated, r.simulated, +1.0);
         auto pays = largest_difference(w.simulated, r.simulated, -1.0);
-        if (saves.second > 0) line += fmt::format(": {} less {}", format_seconds(saves.second), saves.first);
-        if (pays.second > 0) line += fmt::format(", {} more {}", format_seconds(pays.second), pays.first);
+        if (!saves.first.empty()) line += fmt::format(": {} less {}", format_seconds(saves.second), saves.first);
+        if (!pays.first.empty()) line += fmt::format(", {} more {}", format_seconds(pays.second), pays.first);
         const double headroom_w = w.simulated.capacity_bytes - w.simulated.peak_memory_bytes;
         const double headroom_r = r.simulated.capacity_bytes - r.simulated.peak_memory_bytes;
         line += fmt::format("; headroom {} vs {}", format_bytes(headroom_w), format_bytes(headroom_r));
