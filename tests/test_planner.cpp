@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "cost/runtime_profile.hpp"
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
@@ -80,6 +81,20 @@ TEST_CASE("interleaving takes every chunk count that divides a stage's layers, a
     std::set<std::int64_t> vps;
     for (const auto& c : enumerate_candidates(s, fixed, {})) vps.insert(c.vp);
     CHECK(vps == std::set<std::int64_t>{1, 2, 3, 4, 6, 12});
+}
+
+TEST_CASE("optimizer offload is searched where the framework has it and ZeRO shards the state") {
+    Scenario s = preset_scenario("llama3-70b-h100");
+    SearchOptions o;
+    o.framework = load_runtime_profile("torchtitan-2024", "").features;
+    bool offloads = false;
+    for (const auto& c : enumerate_candidates(s, LayoutSpec{}, o)) {
+        if (c.optimizer_offload) CHECK(c.zero_stage >= 1);
+        offloads = offloads || c.optimizer_offload;
+    }
+    CHECK(offloads);
+    o.framework = load_runtime_profile("megatron-core-2024", "").features;
+    for (const auto& c : enumerate_candidates(s, LayoutSpec{}, o)) CHECK_FALSE(c.optimizer_offload);
 }
 
 TEST_CASE("Llama 3 405B on 16,384 GPUs opens at least 100,000 candidates") {

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "cost/runtime_profile.hpp"
 #include "engine/engine.hpp"
+#include "memory/stage_params.hpp"
 #include "report/trace.hpp"
 #include "sim/simulate.hpp"
 #include "spec/presets.hpp"
@@ -250,4 +251,26 @@ TEST_CASE("a published run's unknown framework runs on the nearest runtime profi
     CHECK(nearest_runtime_profile("Megatron-Core-2023") == "megatron-core-2024");  // a tie goes to Megatron-Core
     CHECK(nearest_runtime_profile("meta-llama3-2024") == "megatron-core-2024");
     CHECK(nearest_runtime_profile("in-house") == "megatron-core-2024");
+}
+
+TEST_CASE("optimizer offload: the step moves gradients and weights over the host link and runs Adam on host DRAM") {
+    json doc = {{"model", "llama3-8b"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 16}}},
+                {"seq_len", 4096},
+                {"global_batch", 32},
+                {"framework", "torchtitan-2024"},
+                {"layout", {{"tp", 8}, {"pp", 1}, {"dp", 2}, {"microbatch", 1}, {"zero_stage", 2}, {"optimizer_offload", true}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    Layout on_gpu = l;
+    on_gpu.optimizer_offload = false;
+    // fp32 gradients down (4 B), Adam reads/writes fp32 master and moments and the gradient
+    // (4 + 2 x 12 + 2 B), bf16 weights up (2 B); per local parameter.
+    const double local = stage_params(s.model, l, 0).total() / 2.0;
+    const double expected = local * 4 / 51e9 + local * 30 / 61e9 + local * 2 / 51e9;
+    CHECK(plan_step(ctx, l).stages[0].optimizer == doctest::Approx(expected).epsilon(1e-9));
+    CHECK(plan_step(ctx, on_gpu).stages[0].optimizer < expected / 10);
+    CHECK(estimate_memory(s, l).stages[0].optimizer.value() == 0.0);
+    CHECK(estimate_memory(s, on_gpu).stages[0].optimizer.value() > 0.0);
 }

@@ -257,13 +257,20 @@ double dp_gather(const CostContext& ctx, const Layout& l, const GroupShape& grou
     return ctx.network.cost(CollectiveOp::AllGather, Bytes(params * 2), group).time.value();
 }
 
-double optimizer_time(const CostContext& ctx, double local_params) {
+double optimizer_time(const CostContext& ctx, const Layout& l, double local_params) {
     // Adam over the local shard: read gradient, master weight and two moments, write them back
     // and the 16-bit copy.
     const OptimizerSpec& o = ctx.scenario.training.optimizer;
     const double state = (o.master_weights ? 4.0 : 0.0) + 2 * precision_bytes(o.state_dtype);
-    const double bytes = local_params * (precision_bytes(o.grad_dtype) + 2 * state + 2);
-    return bytes / (ctx.profile.memory_tbps() * 1e12);
+    const double grad = precision_bytes(o.grad_dtype);
+    const double adam_bytes = local_params * (grad + 2 * state + 2);
+    if (!l.optimizer_offload) return adam_bytes / (ctx.profile.memory_tbps() * 1e12);
+    // ZeRO-Offload: gradients down the host link, Adam on the host's DRAM bandwidth, 16-bit
+    // weights back up; in sequence, since the step needs every gradient and the next forward
+    // every weight.
+    const HostSpec& host = ctx.scenario.cluster.host;
+    const double link = host.link_gbps * 1e9;
+    return local_params * grad / link + adam_bytes / (host.memory_gbps_per_gpu * 1e9) + local_params * 2 / link;
 }
 
 double model_flops_per_step(const Scenario& s) {

@@ -53,8 +53,8 @@ double pp_transfer(const CostContext& ctx, const Layout& layout, const LayoutGro
 // all-gather ZeRO needs after the optimizer.
 double dp_reduce(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 double dp_gather(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
-// The optimizer step over the local shard: memory-bound.
-double optimizer_time(const CostContext& ctx, double local_params);
+// The optimizer step over the local shard: memory-bound, on the GPU or (offloaded) on the host.
+double optimizer_time(const CostContext& ctx, const Layout& layout, double local_params);
 
 // Model FLOPs of one step (6N per token for the GEMMs incl. the output layer, plus 12 L h s per
 // token for attention, as Narayanan et al. and PaLM count; MoE counts the active experts), and

@@ -34,6 +34,7 @@ constexpr FieldDef kFeatureFields[] = {
     {"context_parallel", FieldType::Boolean, "context parallelism (ring attention over the sequence)", "", "true"},
     {"selective_recompute", FieldType::Boolean, "selective activation recomputation", "", "true"},
     {"uneven_stages", FieldType::Boolean, "pipeline stages of unequal layer counts", "", "true"},
+    {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU", "", "true"},
 };
 
 FrameworkFeatures parse_features(const json& doc, const std::string& path) {
@@ -53,6 +54,7 @@ FrameworkFeatures parse_features(const json& doc, const std::string& path) {
     f.context_parallel = r.boolean("context_parallel").value_or(true);
     f.selective_recompute = r.boolean("selective_recompute").value_or(true);
     f.uneven_stages = r.boolean("uneven_stages").value_or(true);
+    f.optimizer_offload = r.boolean("optimizer_offload").value_or(true);
     return f;
 }
 }  // namespace

@@ -28,6 +28,7 @@ struct FrameworkFeatures {
     bool context_parallel = true;
     bool selective_recompute = true;
     bool uneven_stages = true;  // first/last stages with fewer layers; pp need not divide the layers
+    bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
 };
 
 struct RuntimeProfile {

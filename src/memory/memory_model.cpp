@@ -16,15 +16,17 @@ struct ModelStates {
 
 // Mixed-precision AdamW per parameter: 16-bit weights, gradients in grad_dtype, and an fp32
 // master copy plus two moments; ZeRO shards optimizer state (1), then gradients (2), then weights
-// (3) over the `shards` data-parallel ranks holding replicas.
-ModelStates model_states(const TrainingSpec& t, int zero, double params, double shards) {
+// (3) over the `shards` data-parallel ranks holding replicas. Offload keeps the optimizer state
+// on the host.
+ModelStates model_states(const TrainingSpec& t, const Layout& l, double params, double shards) {
+    const int zero = l.zero_stage;
     const double weight_bytes = 2.0;
     const double grad_bytes = precision_bytes(t.optimizer.grad_dtype);
     const double optimizer_bytes = (t.optimizer.master_weights ? 4.0 : 0.0) + 2.0 * precision_bytes(t.optimizer.state_dtype);
     ModelStates m;
     m.weights = params * weight_bytes / (zero >= 3 ? shards : 1.0);
     m.gradients = params * grad_bytes / (zero >= 2 ? shards : 1.0);
-    m.optimizer = t.optimizer.offload ? 0.0 : params * optimizer_bytes / (zero >= 1 ? shards : 1.0);
+    m.optimizer = l.optimizer_offload ? 0.0 : params * optimizer_bytes / (zero >= 1 ? shards : 1.0);
     return m;
 }
 
@@ -64,8 +66,8 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
         const auto range = ranges[static_cast<std::size_t>(stage)];
         m.layers = range.second - range.first;
         const StageParams params = stage_params(s.model, l, stage);
-        const ModelStates dense = model_states(s.training, l.zero_stage, params.dense, dense_shards);
-        const ModelStates expert = model_states(s.training, l.zero_stage, params.expert, expert_shards);
+        const ModelStates dense = model_states(s.training, l, params.dense, dense_shards);
+        const ModelStates expert = model_states(s.training, l, params.expert, expert_shards);
         m.weights = Bytes(dense.weights + expert.weights);
         m.gradients = Bytes(dense.gradients + expert.gradients);
         m.optimizer = Bytes(dense.optimizer + expert.optimizer);

@@ -54,6 +54,7 @@ Emitted megatron(const Scenario& s, const Layout& l) {
         e.notes.push_back("Megatron's distributed optimizer shards optimizer state and reduce-scatters "
                           "gradients; the planned ZeRO-2 maps to it");
     if (l.zero_stage == 3) a.push_back("--use-torch-fsdp2");
+    if (l.optimizer_offload) a.push_back("--optimizer-cpu-offload --optimizer-offload-fraction 1.0");
     if (l.dp > 1) a.push_back("--overlap-grad-reduce");
     if (l.dp > 1 && l.zero_stage >= 1) a.push_back("--overlap-param-gather");
     switch (s.training.precision) {
@@ -92,6 +93,9 @@ Emitted torchtitan(const Scenario& s, const Layout& l) {
     e.text += "\n[activation_checkpoint]\n";
     e.text += fmt::format("mode = \"{}\"\n", recompute_name(l.recompute));
     if (l.recompute == Recompute::Selective) e.text += "selective_ac_option = \"op\"\n";
+    if (l.optimizer_offload)
+        e.notes.push_back("torchtitan's CPU offload (training.enable_cpu_offload) moves parameters and gradients too, "
+                          "not only the optimizer");
     if (l.zero_stage == 1)
         e.notes.push_back("torchtitan has no ZeRO-1: data parallel replicas keep full optimizer state "
                           "(set data_parallel_shard_degree for FSDP instead)");
@@ -112,7 +116,7 @@ Emitted deepspeed(const Scenario& s, const Layout& l) {
     if (s.training.precision == Precision::Fp16) cfg["fp16"] = {{"enabled", true}};
     else cfg["bf16"] = {{"enabled", true}};
     cfg["zero_optimization"] = {{"stage", l.zero_stage}, {"overlap_comm", true}, {"contiguous_gradients", true}};
-    if (s.training.optimizer.offload)
+    if (l.optimizer_offload)
         cfg["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
     if (l.tp > 1) cfg["tensor_parallel"] = {{"autotp_size", l.tp}};
     if (l.recompute != Recompute::None)

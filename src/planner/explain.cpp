@@ -33,6 +33,7 @@ std::string layout_label(const Layout& l) {
     if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
     if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
     s += fmt::format(" mb{} z{}", l.microbatch, l.zero_stage);
+    if (l.optimizer_offload) s += " offload";
     if (l.sequence_parallel) s += " sp";
     if (l.recompute != Recompute::None) s += l.recompute == Recompute::Full ? " full" : " sel";
     if (l.rank_order != Layout{}.rank_order) s += " " + rank_order_text(l.rank_order);

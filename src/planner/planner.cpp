@@ -12,7 +12,7 @@ namespace {
 auto knobs(const ScreenedCandidate& s) {
     const Candidate& c = s.candidate;
     return std::make_tuple(s.variant, c.tp, c.pp, c.cp, c.ep, c.vp, c.microbatch, c.first_trim, c.last_trim, c.zero_stage,
-                           c.sequence_parallel, static_cast<int>(c.recompute), c.rank_order);
+                           c.optimizer_offload, c.sequence_parallel, static_cast<int>(c.recompute), c.rank_order);
 }
 
 // Keeps the `limit` best of a stream of candidates.

@@ -99,6 +99,13 @@ std::vector<bool> sp_values(const LayoutSpec& f, const SearchOptions& o, std::in
     return {true, false};
 }
 
+// Offloading the optimizer only pays where ZeRO shards it, and only where the framework can.
+std::vector<bool> offload_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t zero) {
+    if (f.optimizer_offload) return {*f.optimizer_offload};
+    if (zero == 0 || !o.framework.optimizer_offload) return {false};
+    return {false, true};
+}
+
 std::vector<Recompute> recompute_values(const LayoutSpec& f, const SearchOptions& o) {
     if (f.recompute) return {*f.recompute};
     if (!o.framework.selective_recompute) return {Recompute::None, Recompute::Full};
@@ -129,7 +136,7 @@ const std::vector<std::array<ParallelDim, 5>>& candidate_rank_orders() {
 }
 
 namespace {
-// Every setting of the per-layout knobs (vp, microbatch, ZeRO, SP, recompute, rank order) on top
+// Every setting of the per-layout knobs (vp, microbatch, ZeRO, offload, SP, recompute, rank order) on top
 // of a fixed shape (tp, cp, pp, stage split, ep).
 void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scenario& s, const LayoutSpec& f,
                        const SearchOptions& o, const std::vector<std::int64_t>& split, std::int64_t dp) {
@@ -142,18 +149,20 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
             // Megatron's interleaved schedule runs microbatches in groups of pp.
             if (vp > 1 && (s.training.global_batch / (dp * mb)) % shape.pp != 0) continue;
             for (auto zero : zero_stages)
-                for (bool sp : sp_values(f, o, shape.tp))
-                    for (Recompute rc : recompute_values(f, o))
-                        for (auto order : orders) {
-                            Candidate c = shape;
-                            c.vp = static_cast<std::int16_t>(vp);
-                            c.microbatch = static_cast<std::int16_t>(mb);
-                            c.zero_stage = static_cast<std::int8_t>(zero);
-                            c.sequence_parallel = sp;
-                            c.recompute = rc;
-                            c.rank_order = order;
-                            out.push_back(c);
-                        }
+                for (bool offload : offload_values(f, o, zero))
+                    for (bool sp : sp_values(f, o, shape.tp))
+                        for (Recompute rc : recompute_values(f, o))
+                            for (auto order : orders) {
+                                Candidate c = shape;
+                                c.vp = static_cast<std::int16_t>(vp);
+                                c.microbatch = static_cast<std::int16_t>(mb);
+                                c.zero_stage = static_cast<std::int8_t>(zero);
+                                c.optimizer_offload = offload;
+                                c.sequence_parallel = sp;
+                                c.recompute = rc;
+                                c.rank_order = order;
+                                out.push_back(c);
+                            }
         }
 }
 }  // namespace
@@ -198,6 +207,7 @@ Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     l.dp = s.cluster.gpus / (l.tp * l.pp * l.cp);
     l.microbatch = c.microbatch;
     l.zero_stage = c.zero_stage;
+    l.optimizer_offload = c.optimizer_offload;
     l.sequence_parallel = c.sequence_parallel;
     l.recompute = c.recompute;
     l.schedule = f.schedule && l.vp == 1 ? *f.schedule : (l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);

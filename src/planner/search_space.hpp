@@ -25,6 +25,7 @@ struct Candidate {
     // and the output layer with the loss); 0/0 with pp | layers is the even split.
     std::int8_t first_trim = 0, last_trim = 0;
     std::int8_t zero_stage = 0;
+    bool optimizer_offload = false;
     bool sequence_parallel = false;
     Recompute recompute = Recompute::None;
     std::uint8_t rank_order = 0;  // index into candidate_rank_orders()

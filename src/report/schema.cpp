@@ -18,6 +18,7 @@ std::vector<FieldTable> all_field_tables() {
         {"/model/attention", "multi-head latent attention", mla_fields()},
         {"/cluster", "GPUs and fabric (shorthand or full)", cluster_fields()},
         {"/cluster/storage", "checkpoint storage", storage_fields()},
+        {"/cluster/host", "host link and memory, for optimizer offload", host_fields()},
         {"/training", "batch, precision, optimizer", training_fields()},
         {"/training/optimizer", "optimizer", optimizer_fields()},
         {"/layout", "parallel layout; null = chosen by the planner or framework default",

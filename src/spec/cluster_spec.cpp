@@ -27,12 +27,19 @@ constexpr FieldDef kClusterFields[] = {
     {"nic_latency_us", FieldType::Number, "NIC-to-NIC latency through one leaf", "us", "2.0", 0},
     {"switch_latency_us", FieldType::Number, "latency of each further switch tier", "us", "0.6", 0},
     {"storage", FieldType::Object, "checkpoint storage, see /cluster/storage"},
+    {"host", FieldType::Object, "host link and memory per GPU, see /cluster/host"},
     {"source", FieldType::String, "where the description comes from"},
 };
 
 constexpr FieldDef kStorageFields[] = {
     {"write_gbps", FieldType::Number, "aggregate write bandwidth", "GB/s", "", 0.001},
     {"read_gbps", FieldType::Number, "aggregate read bandwidth", "GB/s", "write_gbps", 0.001},
+};
+
+constexpr FieldDef kHostFields[] = {
+    {"link_gbps", FieldType::Number, "GPU-host bandwidth per direction (PCIe, NVLink-C2C)", "GB/s", "51", 0.1},
+    {"memory_gbps_per_gpu", FieldType::Number, "host DRAM bandwidth per GPU (sockets' bandwidth / GPUs)", "GB/s", "60", 0.1},
+    {"source", FieldType::String, "where the numbers come from"},
 };
 
 FabricKind parse_fabric(const std::string& s) {
@@ -44,6 +51,7 @@ FabricKind parse_fabric(const std::string& s) {
 
 std::span<const FieldDef> cluster_fields() { return kClusterFields; }
 std::span<const FieldDef> storage_fields() { return kStorageFields; }
+std::span<const FieldDef> host_fields() { return kHostFields; }
 
 ClusterSpec parse_cluster_fields(const json& object, const std::string& path, GpuSpec gpu) {
     ObjectReader r(object, path, kClusterFields);
@@ -86,6 +94,11 @@ ClusterSpec parse_cluster_fields(const json& object, const std::string& path, Gp
         ObjectReader sr(*s, r.path_of("storage"), kStorageFields);
         c.storage.write_gbps = sr.require_number("write_gbps");
         c.storage.read_gbps = sr.number("read_gbps").value_or(c.storage.write_gbps);
+    }
+    if (const json* h = r.raw("host")) {
+        ObjectReader hr(*h, r.path_of("host"), kHostFields);
+        c.host.link_gbps = hr.number("link_gbps").value_or(c.host.link_gbps);
+        c.host.memory_gbps_per_gpu = hr.number("memory_gbps_per_gpu").value_or(c.host.memory_gbps_per_gpu);
     }
     return c;
 }

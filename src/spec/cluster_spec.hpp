@@ -32,6 +32,13 @@ struct StorageSpec {
     double read_gbps = 0;
 };
 
+// The host side of each GPU, for optimizer offload: the GPU-host link and the host DRAM
+// bandwidth a GPU's share of the CPUs sees.
+struct HostSpec {
+    double link_gbps = 51;            // GPU-host per direction, GB/s (measured H2D, PCIe Gen5 x16)
+    double memory_gbps_per_gpu = 60;  // host DRAM bandwidth per GPU, GB/s
+};
+
 struct ClusterSpec {
     std::string name;
     GpuSpec gpu;
@@ -41,6 +48,7 @@ struct ClusterSpec {
     double nvlink_latency_us = 0;         // 0: from the calibration profile
     FabricSpec fabric;
     StorageSpec storage;
+    HostSpec host;
     std::string source;
 
     std::int64_t nodes() const { return gpus / gpus_per_node; }
@@ -53,6 +61,7 @@ ClusterSpec parse_cluster(const json& object, const std::string& path, GpuLoader
 ClusterSpec parse_cluster_fields(const json& object, const std::string& path, GpuSpec gpu);
 std::span<const FieldDef> cluster_fields();
 std::span<const FieldDef> storage_fields();
+std::span<const FieldDef> host_fields();
 
 template <class GpuLoader>
 ClusterSpec parse_cluster(const json& object, const std::string& path, GpuLoader&& gpu_loader) {

@@ -18,6 +18,7 @@ constexpr FieldDef kLayoutFields[] = {
     {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", "1", 1},
     {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", "0", 0, 3},
     {"sequence_parallel", FieldType::Boolean, "Megatron sequence parallelism", "", "tp > 1"},
+    {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU (ZeRO-Offload)", "", "false"},
     {"recompute", FieldType::String, "activation recomputation", "", "none", -1e300, 1e300,
      "none|selective|full"},
     {"schedule", FieldType::String, "pipeline schedule", "", "1f1b (interleaved when vp > 1)",
@@ -79,6 +80,7 @@ LayoutSpec parse_layout(const json& object, const std::string& path) {
     l.microbatch = r.integer("microbatch");
     l.zero_stage = r.integer("zero_stage");
     l.sequence_parallel = r.boolean("sequence_parallel");
+    l.optimizer_offload = r.boolean("optimizer_offload");
     if (auto s = r.string("recompute")) l.recompute = parse_recompute(*s);
     if (auto s = r.string("schedule")) l.schedule = parse_schedule(*s);
     if (auto s = r.string("rank_order")) l.rank_order = parse_rank_order(*s, r.path_of("rank_order"));

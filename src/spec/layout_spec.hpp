@@ -19,6 +19,7 @@ enum class ParallelDim { TP, CP, EP, DP, PP };
 struct LayoutSpec {
     std::optional<std::int64_t> tp, pp, dp, cp, ep, vp, microbatch, zero_stage;
     std::optional<bool> sequence_parallel;
+    std::optional<bool> optimizer_offload;
     std::optional<Recompute> recompute;
     std::optional<Schedule> schedule;
     std::optional<std::vector<std::int64_t>> stage_layers;
@@ -30,6 +31,7 @@ struct Layout {
     std::int64_t microbatch = 1;
     int zero_stage = 0;
     bool sequence_parallel = false;
+    bool optimizer_offload = false;  // optimizer state and step on the host (ZeRO-Offload)
     Recompute recompute = Recompute::None;
     Schedule schedule = Schedule::OneFOneB;
     std::vector<std::int64_t> stage_layers;  // layers held by each pipeline stage

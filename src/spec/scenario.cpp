@@ -127,6 +127,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.microbatch = spec.microbatch.value_or(1);
     l.zero_stage = static_cast<int>(spec.zero_stage.value_or(0));
     l.sequence_parallel = spec.sequence_parallel.value_or(l.tp > 1);
+    l.optimizer_offload = spec.optimizer_offload.value_or(false);
     l.recompute = spec.recompute.value_or(Recompute::None);
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     if (spec.rank_order) l.rank_order = *spec.rank_order;

@@ -24,7 +24,6 @@ constexpr FieldDef kOptimizerFields[] = {
      "fp32|bf16|fp16"},
     {"state_dtype", FieldType::String, "Adam moment dtype", "", "fp32", -1e300, 1e300,
      "fp32|bf16"},
-    {"offload", FieldType::Boolean, "optimizer state and step on the host CPU", "", "false"},
 };
 
 // Reads `key` from the training object or the top level; both present must agree.
@@ -66,7 +65,6 @@ TrainingSpec parse_training(const json& training, const json& top, const std::st
         t.optimizer.master_weights = orr.boolean("master_weights").value_or(true);
         t.optimizer.grad_dtype = parse_precision(orr.string("grad_dtype").value_or("fp32"));
         t.optimizer.state_dtype = parse_precision(orr.string("state_dtype").value_or("fp32"));
-        t.optimizer.offload = orr.boolean("offload").value_or(false);
     }
     return t;
 }

@@ -15,7 +15,6 @@ struct OptimizerSpec {
     bool master_weights = true;          // fp32 master copy beside the 16-bit weights
     Precision grad_dtype = Precision::Fp32;   // Megatron accumulates gradients in fp32
     Precision state_dtype = Precision::Fp32;  // Adam moments
-    bool offload = false;                // optimizer state and step on the host (ZeRO-Offload)
 };
 
 struct TrainingSpec {
