@@ -274,3 +274,35 @@ TEST_CASE("optimizer offload: the step moves gradients and weights over the host
     CHECK(estimate_memory(s, l).stages[0].optimizer.value() == 0.0);
     CHECK(estimate_memory(s, on_gpu).stages[0].optimizer.value() > 0.0);
 }
+
+TEST_CASE("one 22B layer on 8 A100s (TP 8) takes what Korthikanti et al. measured (Table 4), within 10%") {
+    // reference-data.md 3c: forward and backward milliseconds of one transformer layer, microbatch 4,
+    // s = 2048, for the baseline, sequence parallelism, full and selective recompute.
+    struct Row {
+        bool sp;
+        const char* recompute;
+        double forward_ms, backward_ms;
+    };
+    const Row rows[] = {{false, "none", 7.7, 11.9}, {true, "none", 7.2, 11.8}, {false, "full", 7.7, 19.5},
+                        {false, "selective", 7.7, 13.2}, {true, "selective", 7.2, 13.1}};
+    for (const Row& row : rows) {
+        CAPTURE(row.sp);
+        CAPTURE(row.recompute);
+        json doc = {{"model", {{"name", "gpt-22b"}, {"arch", "gpt"}, {"layers", 48}, {"hidden", 6144}, {"ffn_hidden", 24576},
+                               {"heads", 64}, {"kv_heads", 64}, {"vocab", 51200}}},
+                    {"cluster", {{"preset", "dgx-a100-superpod"}, {"gpus", 8}}},
+                    {"seq_len", 2048},
+                    {"global_batch", 4},
+                    {"framework", "megatron-lm-2022"},
+                    {"layout", {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"microbatch", 4}, {"sequence_parallel", row.sp}, {"recompute", row.recompute}}}};
+        const Scenario s = parse_scenario(doc, data_dir());
+        const StepContext ctx(s);
+        const Layout l = resolve_layout(s, s.layout);
+        const LayerCost c = layer_cost(ctx.costs(), l, ctx.groups(l), 0);
+        // Megatron-LM 2022 overlaps no TP communication: a layer's time is its kernels plus it.
+        const double forward_ms = 1e3 * (c.forward.compute() + c.forward.tp);
+        const double backward_ms = 1e3 * (c.backward.compute() + c.backward.tp);
+        CHECK(forward_ms == doctest::Approx(row.forward_ms).epsilon(0.10));
+        CHECK(backward_ms == doctest::Approx(row.backward_ms).epsilon(0.10));
+    }
+}
