@@ -306,3 +306,33 @@ TEST_CASE("one 22B layer on 8 A100s (TP 8) takes what Korthikanti et al. measure
         CHECK(backward_ms == doctest::Approx(row.backward_ms).epsilon(0.10));
     }
 }
+
+TEST_CASE("blocking pipeline sends (Megatron-LM 2021-2022) lengthen every microbatch by its transfers") {
+    Scenario s = pipeline_scenario(4, 16, "1f1b");
+    const Layout l = resolve_layout(s, s.layout);
+    s.training.framework = "megatron-lm-2022";
+    const StepContext blocking(s);
+    const StepPlan plan = plan_step(blocking, l);
+    const double transfer = pp_transfer(blocking.costs(), l, blocking.groups(l));
+    REQUIRE(transfer > 0);
+    // A middle stage sends activations forward and gradients backward for every microbatch.
+    const ChunkPlan& middle = plan.stages[1].chunks[0];
+    CHECK(middle.forward_parts[static_cast<std::size_t>(Cost::PP)] == doctest::Approx(transfer));
+    CHECK(middle.backward_parts[static_cast<std::size_t>(Cost::PP)] == doctest::Approx(transfer));
+    const StepResult sim = simulate(blocking, l).result;
+    CHECK(sim.step_time_s == doctest::Approx(estimate(blocking, l).step_time_s).epsilon(0.01));
+    CHECK(sim.breakdown.pp >= 16 * transfer);
+}
+
+TEST_CASE("held-out Megatron-DeepSpeed runs (MT-NLG 530B, BLOOM 176B): predicted fast, within 30%") {
+    // A known gap (README, Accuracy): on the same Selene hardware and model, MT-NLG's 126 TFLOP/s
+    // per GPU is 23% below Megatron-LM's 163 for 530B (Narayanan et al. Table 1), more than the
+    // runtime profile's documented differences explain. This guards the size of the gap.
+    const ValidationReport r = validate_runs(data_dir() / "validation" / "megatron-deepspeed-a100.json");
+    REQUIRE(r.runs.size() == 4);
+    for (const auto& v : r.runs) {
+        CAPTURE(v.id);
+        CHECK(v.error_pct < 0);
+        CHECK(v.error_pct > -30.0);
+    }
+}

@@ -21,6 +21,7 @@ constexpr FieldDef kRuntimeFields[] = {
     {"cp_overlap", FieldType::Number, "fraction of the context-parallel K/V exchange hidden", "", "0.8", 0, 1},
     {"ep_overlap", FieldType::Number, "fraction of MoE all-to-all hidden", "", "0", 0, 1},
     {"pp_scatter_gather", FieldType::Boolean, "pipeline messages split across TP ranks", "", "false"},
+    {"pp_overlap", FieldType::Boolean, "pipeline sends overlap compute (else the sending stage waits)", "", "true"},
     {"sm_contention", FieldType::Number, "compute slowdown while overlapped communication runs", "", "0.05", 0, 1},
     {"microbatch_overhead_us", FieldType::Number, "host overhead per microbatch and stage", "us", "0", 0},
     {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
@@ -34,6 +35,7 @@ constexpr FieldDef kFeatureFields[] = {
     {"context_parallel", FieldType::Boolean, "context parallelism (ring attention over the sequence)", "", "true"},
     {"selective_recompute", FieldType::Boolean, "selective activation recomputation", "", "true"},
     {"uneven_stages", FieldType::Boolean, "pipeline stages of unequal layer counts", "", "true"},
+    {"interleaved_schedule", FieldType::Boolean, "interleaved 1F1B with virtual pipeline chunks", "", "true"},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU", "", "true"},
 };
 
@@ -54,6 +56,7 @@ FrameworkFeatures parse_features(const json& doc, const std::string& path) {
     f.context_parallel = r.boolean("context_parallel").value_or(true);
     f.selective_recompute = r.boolean("selective_recompute").value_or(true);
     f.uneven_stages = r.boolean("uneven_stages").value_or(true);
+    f.interleaved_schedule = r.boolean("interleaved_schedule").value_or(true);
     f.optimizer_offload = r.boolean("optimizer_offload").value_or(true);
     return f;
 }
@@ -75,6 +78,7 @@ int year_in(const std::string& name) {
 std::string family_of(std::string name) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (name.find("titan") != std::string::npos) return "torchtitan";
+    if (name.find("deepspeed") != std::string::npos) return "deepspeed";
     if (name.find("megatron") != std::string::npos) return "megatron";
     return "";
 }
@@ -112,6 +116,7 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.overlap.cp = r.number("cp_overlap").value_or(0.8);
     p.overlap.ep = r.number("ep_overlap").value_or(0.0);
     p.overlap.pp_scatter_gather = r.boolean("pp_scatter_gather").value_or(false);
+    p.overlap.pp = r.boolean("pp_overlap").value_or(true);
     p.sm_contention = r.number("sm_contention").value_or(0.05);
     p.microbatch_overhead_us = r.number("microbatch_overhead_us").value_or(0.0);
     p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);

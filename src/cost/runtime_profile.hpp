@@ -18,6 +18,7 @@ struct OverlapTraits {
     double cp = 0.8;             // fraction of the ring K/V exchange hidden behind attention
     double ep = 0.0;             // fraction of MoE all-to-all hidden (dispatch/compute pipelining)
     bool pp_scatter_gather = false;  // pipeline messages split over TP ranks (Narayanan et al. 2021)
+    bool pp = true;              // pipeline sends run beside compute; false: the sender waits for them
 };
 
 // What the framework offers when a layout knob is left open (null in a published run, open in
@@ -28,6 +29,7 @@ struct FrameworkFeatures {
     bool context_parallel = true;
     bool selective_recompute = true;
     bool uneven_stages = true;  // first/last stages with fewer layers; pp need not divide the layers
+    bool interleaved_schedule = true;  // virtual pipeline chunks (vp > 1)
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
 };
 
@@ -47,8 +49,8 @@ struct RuntimeProfile {
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
 
 // For a framework named by someone else's data (a published run): the runtime profile of that
-// name, else of the same family (megatron, torchtitan) and the nearest year in the name, else the
-// nearest year of any family, Megatron-Core first.
+// name, else of the same family (deepspeed, megatron, torchtitan) and the nearest year in the
+// name, else the nearest year of any family, Megatron-Core first.
 std::string nearest_runtime_profile(const std::string& framework);
 std::span<const FieldDef> runtime_profile_fields();
 

@@ -89,7 +89,7 @@ std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::
     // (--num-layers-per-virtual-pipeline-stage), down to one layer per chunk.
     return knob(f.vp, divisors_up_to(most, std::min(fewest, o.max_vp)), [&](std::int64_t v) {
         if (f.schedule) return (*f.schedule == Schedule::Interleaved) == (v > 1);
-        return v == 1 || pp >= 2;
+        return v == 1 || (pp >= 2 && o.framework.interleaved_schedule);
     });
 }
 

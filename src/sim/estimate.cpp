@@ -57,7 +57,7 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
     Breakdown& b = r.breakdown;
     const StagePlan& cs = plan.stages[static_cast<std::size_t>(critical)];
     add_task_parts(b, cs, m);
-    b.pp = transfers;
+    b.pp += transfers;
     b.bubble = pipeline - m * t_max;
     // The first stage's wait for overlapped parameter gathers delays the whole pipeline.
     b.dp += dp_exposed + gather + plan.stages.front().param_gather_wait;
@@ -75,6 +75,7 @@ void add_task_parts(Breakdown& b, const StagePlan& stage, double m) {
             b.tp += m * (*parts)[at(Cost::TP)];
             b.cp += m * (*parts)[at(Cost::CP)];
             b.ep += m * (*parts)[at(Cost::EP)];
+            b.pp += m * (*parts)[at(Cost::PP)];
             b.dp += m * (*parts)[at(Cost::ZeRO)];
             b.other += m * (*parts)[at(Cost::Overhead)];
         }

@@ -165,8 +165,9 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult&
     }
     const double idle = sec(compute_end[critical]) - busy - gather_wait;
     const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
-    b.pp = std::min(idle, transfers);
-    b.bubble = idle - b.pp;
+    const double waiting_on_transfers = std::min(idle, transfers);
+    b.pp += waiting_on_transfers;
+    b.bubble = idle - waiting_on_transfers;
     b.dp += gather_wait + sec(barrier - compute_end[critical]);
     for (const auto& sp : plan.stages) b.optimizer = std::max(b.optimizer, sp.optimizer);
     b.dp += std::max(0.0, sec(makespan - barrier) - b.optimizer);  // exposed ZeRO parameter gather

@@ -87,6 +87,8 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     const PhaseCost out_f = output_cost(costs, l, false), out_b = output_cost(costs, l, true);
     const double transfer = pp_transfer(costs, l, groups);
     const double overhead = ctx.runtime().microbatch_overhead_us * 1e-6 / d(l.vp);
+    // Blocking point-to-point (no --overlap-p2p-communication): each chunk's send is part of its task.
+    const bool blocking_p2p = !ctx.runtime().overlap.pp && l.pp > 1;
 
     const auto ranges = stage_layer_ranges(l);
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
@@ -125,6 +127,11 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             }
             chunk.forward_parts[at(Cost::Overhead)] += overhead;
             chunk.backward_parts[at(Cost::Overhead)] += overhead;
+            if (blocking_p2p) {
+                const bool last_chunk = stage == l.pp - 1 && c == l.vp - 1, first_chunk = stage == 0 && c == 0;
+                chunk.forward_parts[at(Cost::PP)] += last_chunk ? 0.0 : transfer * comm_factor;
+                chunk.backward_parts[at(Cost::PP)] += first_chunk ? 0.0 : transfer * comm_factor;
+            }
             chunk.forward = sum(chunk.forward_parts);
             chunk.backward = sum(chunk.backward_parts);
             dense_total += chunk.dense_params;
@@ -147,8 +154,8 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         const double shards = l.zero_stage >= 1 ? d(l.dp * l.cp) : 1.0;
         const double expert_shards = l.zero_stage >= 1 ? d(l.dp * l.cp / l.ep) : 1.0;
         sp.optimizer = optimizer_time(costs, l, all.dense / shards + all.expert / expert_shards) * (l.optimizer_offload ? 1.0 : sp.slowdown);
-        sp.send_forward = stage + 1 < l.pp ? transfer * comm_factor : 0.0;
-        sp.send_backward = stage > 0 ? transfer * comm_factor : 0.0;
+        sp.send_forward = stage + 1 < l.pp && !blocking_p2p ? transfer * comm_factor : 0.0;
+        sp.send_backward = stage > 0 && !blocking_p2p ? transfer * comm_factor : 0.0;
         plan.stages.push_back(std::move(sp));
     }
     return plan;
