@@ -44,8 +44,10 @@ def torch_gemm_tflops(precision, m, n, k):
 
 
 def torch_attention_tflops(point):
-    b = max(1, 16384 // point["seq"])
-    s, hd, h, kv = point["seq"], point["head_dim"], point["heads"], point["kv_heads"]
+    s, hd = point["seq"], point["head_dim"]
+    b = point.get("batch", max(1, 16384 // s))
+    h = point.get("heads", 2048 // hd)
+    kv = point.get("kv_heads", h)
     dtype = DTYPES.get(point.get("precision", "bf16"), torch.bfloat16)
     q = torch.randn(b, h, s, hd, device="cuda", dtype=dtype, requires_grad=True)
     k = torch.randn(b, kv, s, hd, device="cuda", dtype=dtype, requires_grad=True)

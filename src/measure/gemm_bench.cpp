@@ -5,6 +5,7 @@
 
 #include <cuda_fp8.h>
 
+#include "device_buffers.hpp"
 #include "kernels.hpp"
 #include "timing.hpp"
 
@@ -25,20 +26,6 @@ Types types_for(Precision p) {
         default: return {CUDA_R_16BF, CUDA_R_16BF, ElementType::Bf16};
     }
 }
-
-// Owns the device allocations of one measurement.
-struct DeviceBuffers {
-    std::vector<void*> pointers;
-    void* allocate(std::size_t bytes) {
-        void* p = nullptr;
-        SEXTANT_CHECK(cudaMalloc(&p, bytes));
-        pointers.push_back(p);
-        return p;
-    }
-    ~DeviceBuffers() {
-        for (void* p : pointers) cudaFree(p);
-    }
-};
 }  // namespace
 
 GemmResult measure_gemm(const GemmShape& shape, int warmup, int reps) {

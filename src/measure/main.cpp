@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "attention_bench.hpp"
 #include "environment.hpp"
 #include "gemm_bench.hpp"
 #include "memory_bench.hpp"
@@ -81,17 +82,46 @@ json provenance_json(const Provenance& p, const json& sources) {
             {"sources", sources}};
 }
 
+// Measured attention points, one per configuration that cuDNN builds a plan for; an empty
+// result keeps the published points, and says why.
+json measure_attention_points(const MeasurePlan& plan, std::string& failure) {
+    json points = json::array();
+    for (const AttentionShape& a : plan.attention) {
+        try {
+            const AttentionResult r = measure_attention(a, plan.warmup, plan.reps);
+            std::printf("attention b%lld s%lld h%lld d%lld %s: fwd %.1f TFLOP/s, bwd %.1f TFLOP/s (%s)\n",
+                        static_cast<long long>(a.batch), static_cast<long long>(a.seq), static_cast<long long>(a.heads),
+                        static_cast<long long>(a.head_dim), a.causal ? "causal" : "full", r.fwd_tflops, r.bwd_tflops,
+                        r.engine.c_str());
+            points.push_back({{"seq", a.seq}, {"head_dim", a.head_dim}, {"batch", a.batch}, {"heads", a.heads},
+                              {"kv_heads", a.heads}, {"causal", a.causal}, {"fwd_tflops", r.fwd_tflops},
+                              {"bwd_tflops", r.bwd_tflops}, {"source", "sextant-calibrate, cuDNN SDPA graphs (" + r.engine + ")"}});
+        } catch (const std::runtime_error& e) {
+            std::printf("attention s%lld d%lld %s: skipped, %s\n", static_cast<long long>(a.seq),
+                        static_cast<long long>(a.head_dim), a.causal ? "causal" : "full", e.what());
+            failure = e.what();
+        }
+    }
+    return points;
+}
+
 // The measured sections replace the published ones of the GPU's shipped profile; what this
-// version does not measure (attention, the comm section) stays, and the provenance says so.
+// version does not measure (the comm section) stays, and the provenance says so.
 json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan,
                    const std::vector<CollectivePoint>& collectives) {
     json doc = load_preset("calibration", gpu.name, "--gpu");
     const Provenance provenance = measured_provenance(o.command);
+    std::string attention_failure;
+    const json attention = measure_attention_points(plan, attention_failure);
+    const bool measured_attention = !attention.empty();
+    if (measured_attention) doc["attention"] = attention;
     doc["provenance"] = provenance_json(
-        provenance, {{"attention", "not measured: published points of calibration/" + gpu.name + ".json"},
+        provenance, {{"attention", measured_attention ? "measured: cuDNN SDPA forward and backward graphs"
+                                                      : "not measured (" + attention_failure + "): published points of calibration/" +
+                                                            gpu.name + ".json"},
                      {"comm", "not measured: calibration/" + gpu.name + ".json"}});
-    doc["provenance"]["summary"] = "measured by sextant-calibrate on " + provenance.gpu + " (" + provenance.date +
-                                   "); attention and comm kept from the published profile";
+    doc["provenance"]["summary"] = "measured by sextant-calibrate on " + provenance.gpu + " (" + provenance.date + "); " +
+                                   (measured_attention ? "comm" : "attention and comm") + " kept from the published profile";
     doc["gemm"] = json::object();
     for (const GemmShape& shape : plan.gemm) {
         GemmResult r;

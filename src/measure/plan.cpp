@@ -60,8 +60,8 @@ std::string describe(const MeasurePlan& plan) {
     out << "GEMM (cuBLASLt, " << plan.warmup << " warm-up, median of " << plan.reps << "): " << plan.gemm.size() << " shapes\n";
     for (const GemmShape& g : plan.gemm)
         if (g.origin != "grid") out << "  " << precision_name(g.precision) << " " << g.m << "x" << g.n << "x" << g.k << "  " << g.origin << "\n";
-    out << "attention (cuDNN SDPA fwd+bwd, NOT measured by this version: kept from the base profile): "
-        << plan.attention.size() << " configurations\n";
+    out << "attention (cuDNN SDPA graphs, BF16, forward and backward, heads = kv heads): " << plan.attention.size()
+        << " configurations\n";
     for (const AttentionShape& a : plan.attention)
         out << "  batch " << a.batch << " seq " << a.seq << " heads " << a.heads << "/" << a.kv_heads << " head_dim "
             << a.head_dim << (a.causal ? " causal" : "") << "\n";

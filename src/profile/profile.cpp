@@ -32,6 +32,7 @@ constexpr FieldDef kGemmPointFields[] = {
 constexpr FieldDef kAttentionFields[] = {
     {"seq", FieldType::Integer, "sequence length", "tokens", "", 1},
     {"head_dim", FieldType::Integer, "head size", "", "", 1},
+    {"batch", FieldType::Integer, "sequences in the measured batch", "", "", 1},
     {"heads", FieldType::Integer, "query heads", "", "", 1},
     {"kv_heads", FieldType::Integer, "key/value heads", "", "", 1},
     {"causal", FieldType::Boolean, "causal mask", "", "true"},

@@ -1,0 +1,83 @@
+#include "attention_bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include <cuda_bf16.h>
+
+#include "attention_graphs.hpp"
+#include "device_buffers.hpp"
+#include "kernels.hpp"
+#include "timing.hpp"
+
+namespace sextant::measure {
+
+namespace {
+// A few outputs copied back: a graph that runs but computes garbage would show NaN or infinity.
+void require_finite(const void* device, const char* what) {
+    std::vector<__nv_bfloat16> host(1024);
+    SEXTANT_CHECK(cudaMemcpy(host.data(), device, host.size() * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost));
+    for (const auto& v : host)
+        if (!std::isfinite(__bfloat162float(v))) throw std::runtime_error(std::string("cuDNN attention produced a non-finite ") + what);
+}
+}  // namespace
+
+double attention_forward_flops(const AttentionShape& a) {
+    const double full = 4.0 * double(a.batch) * double(a.heads) * double(a.seq) * double(a.seq) * double(a.head_dim);
+    return a.causal ? full / 2 : full;
+}
+
+AttentionResult measure_attention(const AttentionShape& shape, int warmup, int reps) {
+    const std::size_t elements = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq * shape.head_dim);
+    const std::size_t rows = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq);
+    cudaStream_t stream;
+    SEXTANT_CHECK(cudaStreamCreate(&stream));
+    cudnnHandle_t handle;
+    SEXTANT_CHECK(cudnnCreate(&handle));
+    SEXTANT_CHECK(cudnnSetStream(handle, stream));
+    DeviceBuffers device;
+    const std::size_t io_bytes = elements * sizeof(__nv_bfloat16);
+    AttentionBuffers buf;
+    for (void** p : {&buf.q, &buf.k, &buf.v, &buf.o, &buf.d_o, &buf.d_q, &buf.d_k, &buf.d_v}) *p = device.allocate(io_bytes);
+    buf.stats = device.allocate(rows * sizeof(float));
+    buf.softmax_sum = device.allocate(rows * sizeof(float));
+    buf.d_q_accum = device.allocate(elements * sizeof(float));
+    std::uint64_t seed = 31;
+    for (void* p : {buf.q, buf.k, buf.v, buf.d_o}) fill_random(p, elements, ElementType::Bf16, seed++, stream);
+    AttentionScalars sc;
+    sc.scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+
+    AttentionResult r;
+    r.shape = shape;
+    try {
+        BoundGraph fwd = attention_forward_graph(shape, buf, sc), bwd = attention_backward_graph(shape, buf, sc);
+        const OperationGraph::Plan fwd_plan = fwd.graph.build(handle), bwd_plan = bwd.graph.build(handle);
+        void* workspace = device.allocate(static_cast<std::size_t>(std::max<std::int64_t>({fwd_plan.workspace_bytes, bwd_plan.workspace_bytes, 1})));
+        r.fwd_us = median_us([&](int) { execute(handle, fwd_plan, fwd.ids, fwd.pointers, workspace); }, stream, warmup, reps);
+        // The accumulator starts from zero every pass, as the frontend's workspace does.
+        r.bwd_us = median_us(
+            [&](int) {
+                SEXTANT_CHECK(cudaMemsetAsync(buf.d_q_accum, 0, elements * sizeof(float), stream));
+                execute(handle, bwd_plan, bwd.ids, bwd.pointers, workspace);
+            },
+            stream, warmup, reps);
+        SEXTANT_CHECK(cudaStreamSynchronize(stream));
+        require_finite(buf.o, "output");
+        require_finite(buf.d_q, "dQ");
+        r.engine = "forward " + fwd_plan.engine + ", backward " + bwd_plan.engine;
+    } catch (...) {
+        cudnnDestroy(handle);
+        cudaStreamDestroy(stream);
+        throw;
+    }
+    cudnnDestroy(handle);
+    cudaStreamDestroy(stream);
+    const double flops = attention_forward_flops(shape);
+    r.fwd_tflops = flops / (r.fwd_us * 1e-6) / 1e12;
+    r.bwd_tflops = 2.5 * flops / (r.bwd_us * 1e-6) / 1e12;
+    return r;
+}
+
+}  // namespace sextant::measure

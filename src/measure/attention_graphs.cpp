@@ -1,0 +1,149 @@
+#include "attention_graphs.hpp"
+
+namespace sextant::measure {
+
+namespace {
+using Dims = std::vector<std::int64_t>;
+
+// Q, K, V, O and their gradients are [b, h, s, d], packed; cuDNN's graph takes K and V
+// transposed ([b, h, d, s]) through strides, without moving data.
+struct Layout {
+    std::int64_t b, h, s, d;
+    Dims bhsd() const { return {b, h, s, d}; }
+    Dims bhds() const { return {b, h, d, s}; }
+    Dims bhss() const { return {b, h, s, s}; }
+    Dims bhs1() const { return {b, h, s, 1}; }
+    Dims transposed_strides() const { return {h * s * d, s * d, 1, d}; }  // [b, h, d, s] view of [b, h, s, d]
+};
+
+TensorSpec io(Dims dims) { return {dims, packed_strides(dims), CUDNN_DATA_BFLOAT16, false, false}; }
+TensorSpec stats(Dims dims) { return {dims, packed_strides(dims), CUDNN_DATA_FLOAT, false, false}; }
+TensorSpec scalar() { return {{1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true}; }
+
+// Scores masked above the diagonal (top-left causal): keep where row >= column.
+TensorId causal_mask(OperationGraph& g, TensorId scores, TensorId negative_infinity) {
+    const TensorId row = g.virtual_like(scores, CUDNN_DATA_INT32), col = g.virtual_like(scores, CUDNN_DATA_INT32);
+    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, scores, OperationGraph::kNone, OperationGraph::kNone, row, 2);
+    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, scores, OperationGraph::kNone, OperationGraph::kNone, col, 3);
+    const TensorId keep = g.virtual_like(scores, CUDNN_DATA_BOOLEAN);
+    g.pointwise(CUDNN_POINTWISE_CMP_GE, row, col, OperationGraph::kNone, keep, -1, CUDNN_DATA_BOOLEAN);
+    const TensorId masked = g.virtual_like(scores);
+    g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, scores, negative_infinity, keep, masked);
+    return masked;
+}
+
+}  // namespace
+
+BoundGraph attention_forward_graph(const AttentionShape& shape, const AttentionBuffers& buf, AttentionScalars& sc) {
+    const Layout x{shape.batch, shape.heads, shape.seq, shape.head_dim};
+    const bool causal = shape.causal;
+    BoundGraph bind;
+    OperationGraph& g = bind.graph;
+    const TensorId q = g.tensor(io(x.bhsd()));
+    const TensorId kt = g.tensor({x.bhds(), x.transposed_strides(), CUDNN_DATA_BFLOAT16, false, false});
+    const TensorId v = g.tensor(io(x.bhsd()));
+    const TensorId o = g.tensor(io(x.bhsd()));
+    const TensorId lse = g.tensor(stats(x.bhs1()));
+    const TensorId scale = g.tensor(scalar()), neg_inf = causal ? g.tensor(scalar()) : OperationGraph::kNone;
+    bind.bind(q, buf.q);
+    bind.bind(kt, buf.k);
+    bind.bind(v, buf.v);
+    bind.bind(o, buf.o);
+    bind.bind(lse, buf.stats);
+    bind.bind(scale, &sc.scale);
+    if (causal) bind.bind(neg_inf, &sc.negative_infinity);
+
+    const TensorId s = g.virtual_tensor(x.bhss());
+    g.matmul(q, kt, s);
+    TensorId scores = g.virtual_tensor(x.bhss());
+    g.pointwise(CUDNN_POINTWISE_MUL, s, scale, OperationGraph::kNone, scores);
+    if (causal) scores = causal_mask(g, scores, neg_inf);
+    // Softmax with its statistics: max, exp of the difference, sum, log-sum-exp for backward.
+    const TensorId max = g.virtual_tensor(x.bhs1()), shifted = g.virtual_tensor(x.bhss()), e = g.virtual_tensor(x.bhss());
+    g.reduction(CUDNN_REDUCE_TENSOR_MAX, scores, max);
+    g.pointwise(CUDNN_POINTWISE_SUB, scores, max, OperationGraph::kNone, shifted);
+    g.pointwise(CUDNN_POINTWISE_EXP, shifted, OperationGraph::kNone, OperationGraph::kNone, e);
+    const TensorId sum = g.virtual_tensor(x.bhs1()), log_sum = g.virtual_tensor(x.bhs1());
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
+    g.pointwise(CUDNN_POINTWISE_LOG, sum, OperationGraph::kNone, OperationGraph::kNone, log_sum);
+    g.pointwise(CUDNN_POINTWISE_ADD, max, log_sum, OperationGraph::kNone, lse);
+    const TensorId p = g.virtual_tensor(x.bhss(), CUDNN_DATA_BFLOAT16);  // the second matmul takes the I/O type
+    g.pointwise(CUDNN_POINTWISE_DIV, e, sum, OperationGraph::kNone, p);
+    g.matmul(p, v, o);
+    return bind;
+}
+
+BoundGraph attention_backward_graph(const AttentionShape& shape, const AttentionBuffers& buf, AttentionScalars& sc) {
+    const Layout x{shape.batch, shape.heads, shape.seq, shape.head_dim};
+    const bool causal = shape.causal;
+    BoundGraph bind;
+    OperationGraph& g = bind.graph;
+    const TensorId q = g.tensor(io(x.bhsd()));
+    const TensorId kt = g.tensor({x.bhds(), x.transposed_strides(), CUDNN_DATA_BFLOAT16, false, false});
+    const TensorId vt = g.tensor({x.bhds(), x.transposed_strides(), CUDNN_DATA_BFLOAT16, false, false});
+    const TensorId o = g.tensor(io(x.bhsd())), d_o = g.tensor(io(x.bhsd()));
+    const TensorId lse = g.tensor(stats(x.bhs1()));
+    const TensorId d_q = g.tensor(io(x.bhsd())), d_k = g.tensor(io(x.bhsd())), d_v = g.tensor(io(x.bhsd()));
+    const TensorId softmax_sum = g.tensor(stats(x.bhs1()));
+    const TensorId d_q_accum = g.tensor(stats(x.bhsd()));
+    const TensorId scale = g.tensor(scalar()), one = g.tensor(scalar());
+    const TensorId neg_inf = causal ? g.tensor(scalar()) : OperationGraph::kNone;
+    bind.bind(q, buf.q);
+    bind.bind(kt, buf.k);
+    bind.bind(vt, buf.v);
+    bind.bind(o, buf.o);
+    bind.bind(d_o, buf.d_o);
+    bind.bind(lse, buf.stats);
+    bind.bind(d_q, buf.d_q);
+    bind.bind(d_k, buf.d_k);
+    bind.bind(d_v, buf.d_v);
+    bind.bind(softmax_sum, buf.softmax_sum);
+    bind.bind(d_q_accum, buf.d_q_accum);
+    bind.bind(scale, &sc.scale);
+    bind.bind(one, &sc.one);
+    if (causal) bind.bind(neg_inf, &sc.negative_infinity);
+
+    // Row sums of dO * O: the softmax backward's correction term.
+    const TensorId d_o_o = g.virtual_tensor(x.bhsd()), row_sum = g.virtual_tensor(x.bhs1());
+    g.pointwise(CUDNN_POINTWISE_MUL, d_o, o, OperationGraph::kNone, d_o_o);
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, d_o_o, row_sum);
+    g.pointwise(CUDNN_POINTWISE_MUL, row_sum, one, OperationGraph::kNone, softmax_sum);
+
+    // Recompute P from the statistics.
+    const TensorId s = g.virtual_tensor(x.bhss()), scaled = g.virtual_tensor(x.bhss()), shifted = g.virtual_tensor(x.bhss());
+    g.matmul(q, kt, s);
+    g.pointwise(CUDNN_POINTWISE_MUL, s, scale, OperationGraph::kNone, scaled);
+    g.pointwise(CUDNN_POINTWISE_SUB, scaled, lse, OperationGraph::kNone, shifted);
+    const TensorId masked = causal ? causal_mask(g, shifted, neg_inf) : shifted;
+    const TensorId p = g.virtual_tensor(x.bhss());
+    g.pointwise(CUDNN_POINTWISE_EXP, masked, OperationGraph::kNone, OperationGraph::kNone, p);
+
+    // dV = P^T dO.
+    const Dims transposed_scores = {x.h * x.s * x.s, x.s * x.s, 1, x.s};
+    const TensorId p_t = g.tensor({x.bhss(), transposed_scores, CUDNN_DATA_BFLOAT16, true, false});
+    g.reshape(p, p_t);
+    g.matmul(p_t, d_o, d_v);
+
+    // dS = P * (dO V^T - row sums) * scale.
+    const TensorId d_p = g.virtual_tensor(x.bhss()), centered = g.virtual_tensor(x.bhss()), d_s_unscaled = g.virtual_tensor(x.bhss());
+    g.matmul(d_o, vt, d_p);
+    g.pointwise(CUDNN_POINTWISE_SUB, d_p, softmax_sum, OperationGraph::kNone, centered);
+    g.pointwise(CUDNN_POINTWISE_MUL, centered, p, OperationGraph::kNone, d_s_unscaled);
+    const TensorId d_s = g.virtual_tensor(x.bhss());
+    g.pointwise(CUDNN_POINTWISE_MUL, d_s_unscaled, scale, OperationGraph::kNone, d_s);
+
+    // dK = dS^T Q.
+    const TensorId d_s_t = g.tensor({x.bhss(), transposed_scores, CUDNN_DATA_BFLOAT16, true, false});
+    g.reshape(d_s, d_s_t);
+    g.matmul(d_s_t, q, d_k);
+
+    // dQ = dS K, accumulated in fp32 and then converted.
+    const TensorId k = g.tensor({x.bhsd(), packed_strides(x.bhsd()), CUDNN_DATA_BFLOAT16, true, false});
+    g.reshape(kt, k);
+    g.matmul(d_s, k, d_q_accum);
+    g.pointwise(CUDNN_POINTWISE_IDENTITY, d_q_accum, OperationGraph::kNone, OperationGraph::kNone, d_q);
+    return bind;
+}
+
+
+}  // namespace sextant::measure

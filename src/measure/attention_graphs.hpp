@@ -1,0 +1,44 @@
+#pragma once
+// The cuDNN graphs of fused flash attention, BF16, heads == kv heads, tensors [b, h, s, d]:
+//   forward:  S = Q K^T * scale, causal mask, softmax with its log-sum-exp statistics, O = P V;
+//   backward: P recomputed from the statistics, dV = P^T dO, dS = P (dO V^T - rowsum(dO O)) scale,
+//             dK = dS^T Q, dQ = dS K (accumulated in fp32).
+// The operation layout is the one cuDNN's fused attention engines recognise (as cudnn-frontend
+// builds it). Building the graph needs no GPU; planning and running it does.
+#include <limits>
+#include <vector>
+
+#include "cudnn_graph.hpp"
+#include "plan.hpp"
+
+namespace sextant::measure {
+
+// Device buffers of one attention problem; softmax_sum ([b, h, s] fp32) and dq_accum ([b, h, s, d]
+// fp32) are the backward's scratch.
+struct AttentionBuffers {
+    void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *stats = nullptr;
+    void *d_o = nullptr, *d_q = nullptr, *d_k = nullptr, *d_v = nullptr, *softmax_sum = nullptr, *d_q_accum = nullptr;
+};
+
+// Host scalars the graphs read by value; they must outlive every execution.
+struct AttentionScalars {
+    float scale = 1.0f;
+    float negative_infinity = -std::numeric_limits<float>::infinity();
+    float one = 1.0f;
+};
+
+// A graph with what its variant pack binds to each of its non-virtual tensors.
+struct BoundGraph {
+    OperationGraph graph;
+    std::vector<TensorId> ids;
+    std::vector<void*> pointers;
+    void bind(TensorId id, void* p) {
+        ids.push_back(id);
+        pointers.push_back(p);
+    }
+};
+
+BoundGraph attention_forward_graph(const AttentionShape& shape, const AttentionBuffers& buffers, AttentionScalars& scalars);
+BoundGraph attention_backward_graph(const AttentionShape& shape, const AttentionBuffers& buffers, AttentionScalars& scalars);
+
+}  // namespace sextant::measure
