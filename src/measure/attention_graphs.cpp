@@ -19,6 +19,7 @@ struct Layout {
 TensorSpec io(Dims dims) { return {dims, packed_strides(dims), CUDNN_DATA_BFLOAT16, false, false}; }
 TensorSpec stats(Dims dims) { return {dims, packed_strides(dims), CUDNN_DATA_FLOAT, false, false}; }
 TensorSpec scalar() { return {{1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true}; }
+TensorSpec transposed(const Layout& x) { return {x.bhds(), x.transposed_strides(), CUDNN_DATA_BFLOAT16, false, false}; }
 
 // Scores masked above the diagonal (top-left causal): keep where row >= column.
 TensorId causal_mask(OperationGraph& g, TensorId scores, TensorId negative_infinity) {
@@ -39,19 +40,10 @@ BoundGraph attention_forward_graph(const AttentionShape& shape, const AttentionB
     const bool causal = shape.causal;
     BoundGraph bind;
     OperationGraph& g = bind.graph;
-    const TensorId q = g.tensor(io(x.bhsd()));
-    const TensorId kt = g.tensor({x.bhds(), x.transposed_strides(), CUDNN_DATA_BFLOAT16, false, false});
-    const TensorId v = g.tensor(io(x.bhsd()));
-    const TensorId o = g.tensor(io(x.bhsd()));
-    const TensorId lse = g.tensor(stats(x.bhs1()));
-    const TensorId scale = g.tensor(scalar()), neg_inf = causal ? g.tensor(scalar()) : OperationGraph::kNone;
-    bind.bind(q, buf.q);
-    bind.bind(kt, buf.k);
-    bind.bind(v, buf.v);
-    bind.bind(o, buf.o);
-    bind.bind(lse, buf.stats);
-    bind.bind(scale, &sc.scale);
-    if (causal) bind.bind(neg_inf, &sc.negative_infinity);
+    const TensorId q = bind.add(io(x.bhsd()), buf.q), kt = bind.add(transposed(x), buf.k), v = bind.add(io(x.bhsd()), buf.v);
+    const TensorId o = bind.add(io(x.bhsd()), buf.o), lse = bind.add(stats(x.bhs1()), buf.stats);
+    const TensorId scale = bind.add(scalar(), &sc.scale);
+    const TensorId neg_inf = causal ? bind.add(scalar(), &sc.negative_infinity) : OperationGraph::kNone;
 
     const TensorId s = g.virtual_tensor(x.bhss());
     g.matmul(q, kt, s);
@@ -78,30 +70,13 @@ BoundGraph attention_backward_graph(const AttentionShape& shape, const Attention
     const bool causal = shape.causal;
     BoundGraph bind;
     OperationGraph& g = bind.graph;
-    const TensorId q = g.tensor(io(x.bhsd()));
-    const TensorId kt = g.tensor({x.bhds(), x.transposed_strides(), CUDNN_DATA_BFLOAT16, false, false});
-    const TensorId vt = g.tensor({x.bhds(), x.transposed_strides(), CUDNN_DATA_BFLOAT16, false, false});
-    const TensorId o = g.tensor(io(x.bhsd())), d_o = g.tensor(io(x.bhsd()));
-    const TensorId lse = g.tensor(stats(x.bhs1()));
-    const TensorId d_q = g.tensor(io(x.bhsd())), d_k = g.tensor(io(x.bhsd())), d_v = g.tensor(io(x.bhsd()));
-    const TensorId softmax_sum = g.tensor(stats(x.bhs1()));
-    const TensorId d_q_accum = g.tensor(stats(x.bhsd()));
-    const TensorId scale = g.tensor(scalar()), one = g.tensor(scalar());
-    const TensorId neg_inf = causal ? g.tensor(scalar()) : OperationGraph::kNone;
-    bind.bind(q, buf.q);
-    bind.bind(kt, buf.k);
-    bind.bind(vt, buf.v);
-    bind.bind(o, buf.o);
-    bind.bind(d_o, buf.d_o);
-    bind.bind(lse, buf.stats);
-    bind.bind(d_q, buf.d_q);
-    bind.bind(d_k, buf.d_k);
-    bind.bind(d_v, buf.d_v);
-    bind.bind(softmax_sum, buf.softmax_sum);
-    bind.bind(d_q_accum, buf.d_q_accum);
-    bind.bind(scale, &sc.scale);
-    bind.bind(one, &sc.one);
-    if (causal) bind.bind(neg_inf, &sc.negative_infinity);
+    const TensorId q = bind.add(io(x.bhsd()), buf.q), kt = bind.add(transposed(x), buf.k), vt = bind.add(transposed(x), buf.v);
+    const TensorId o = bind.add(io(x.bhsd()), buf.o), d_o = bind.add(io(x.bhsd()), buf.d_o);
+    const TensorId lse = bind.add(stats(x.bhs1()), buf.stats);
+    const TensorId d_q = bind.add(io(x.bhsd()), buf.d_q), d_k = bind.add(io(x.bhsd()), buf.d_k), d_v = bind.add(io(x.bhsd()), buf.d_v);
+    const TensorId softmax_sum = bind.add(stats(x.bhs1()), buf.softmax_sum), d_q_accum = bind.add(stats(x.bhsd()), buf.d_q_accum);
+    const TensorId scale = bind.add(scalar(), &sc.scale), one = bind.add(scalar(), &sc.one);
+    const TensorId neg_inf = causal ? bind.add(scalar(), &sc.negative_infinity) : OperationGraph::kNone;
 
     // Row sums of dO * O: the softmax backward's correction term.
     const TensorId d_o_o = g.virtual_tensor(x.bhsd()), row_sum = g.virtual_tensor(x.bhs1());

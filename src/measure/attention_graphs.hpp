@@ -32,9 +32,12 @@ struct BoundGraph {
     OperationGraph graph;
     std::vector<TensorId> ids;
     std::vector<void*> pointers;
-    void bind(TensorId id, void* p) {
+    // A non-virtual tensor of the graph, and what the variant pack passes for it.
+    TensorId add(const TensorSpec& spec, void* pointer) {
+        const TensorId id = graph.tensor(spec);
         ids.push_back(id);
-        pointers.push_back(p);
+        pointers.push_back(pointer);
+        return id;
     }
 };
 
