@@ -151,3 +151,14 @@ TEST_CASE("placement: Megatron's rank order puts TP in a node and spreads DP ove
     CHECK(m.cost(CollectiveOp::AllReduce, Bytes(S), tp16).time.value() >
           1.3 * m.cost(CollectiveOp::AllReduce, Bytes(S), tp).time.value());
 }
+
+TEST_CASE("GEMM throughput: thin shapes are capped by the memory roofline, square ones are not") {
+    const CalibrationProfile p = CalibrationProfile::for_gpu(parse_gpu(load_preset("topologies/gpus", "A100-SXM4-80GB", ""), ""));
+    // An attention score product with a head of 64: 2 m n k FLOPs over (m k + k n) 2 B + m n 2 B.
+    const double m = 2048, n = 2048, k = 64;
+    const double roofline = 2 * m * n * k / ((m * k + k * n) * 2 + m * n * 2) * p.memory_tbps();
+    CHECK(p.gemm_tflops(Precision::Bf16, 2048, 2048, 64) <= roofline * (1 + 1e-9));
+    CHECK(p.gemm_tflops(Precision::Bf16, 2048, 2048, 64) == doctest::Approx(roofline));
+    // 8192^3 moves 2 bytes per 2,731 FLOPs: far above any roofline; the measured point stands.
+    CHECK(p.gemm_tflops(Precision::Bf16, 8192, 8192, 8192) > 0.75 * 312);
+}

@@ -180,7 +180,12 @@ double CalibrationProfile::gemm_tflops(Precision p, std::int64_t m, std::int64_t
         [&](const GemmPoint& g) { return (g.lm - lm) * (g.lm - lm) + (g.ln - ln) * (g.ln - ln) + (g.lk - lk) * (g.lk - lk); },
         [](const GemmPoint& g) { return g.efficiency; });
     const double peak = d.gpu.peak_tflops(p);
-    return std::min(peak, efficiency * peak * d.factors.compute);
+    // Interpolating between measured shapes cannot see that a thin GEMM (an attention score
+    // product over a head of 64-128, a small expert) waits on memory: cap it at the roofline of
+    // reading both operands and writing the 16-bit result once.
+    const double bytes = (double(m) * double(k) + double(k) * double(n)) * precision_bytes(p) + double(m) * double(n) * 2.0;
+    const double roofline = 2.0 * double(m) * double(n) * double(k) / (bytes / (memory_tbps() * 1e12)) / 1e12;
+    return std::min({peak, efficiency * peak * d.factors.compute, roofline});
 }
 
 double CalibrationProfile::attention_tflops(Precision, std::int64_t seq, std::int64_t head_dim, bool causal,
