@@ -235,7 +235,7 @@ TEST_CASE("published runs: MAPE within 10%, no run beyond 25%, one profile per G
 TEST_CASE("held-out runs (Llama 3 405B, Table 4) fall within 15%, with PP placed inside the pods as Meta did") {
     // None of these runs fed a calibration. The cluster's 3,072-GPU pods are oversubscribed 7:1,
     // so the rank order that keeps pipeline stages inside a pod (Meta's [TP, CP, PP, DP]) wins.
-    const ValidationReport r = validate_runs(data_dir() / "validation" / "llama3-405b-h100.json");
+    const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "llama3-405b-h100.json");
     REQUIRE(r.runs.size() == 3);
     for (const auto& v : r.runs) {
         CAPTURE(v.id);
@@ -328,7 +328,7 @@ TEST_CASE("held-out Megatron-DeepSpeed runs (MT-NLG 530B, BLOOM 176B): predicted
     // A known gap (README, Accuracy): on the same Selene hardware and model, MT-NLG's 126 TFLOP/s
     // per GPU is 23% below Megatron-LM's 163 for 530B (Narayanan et al. Table 1), more than the
     // runtime profile's documented differences explain. This guards the size of the gap.
-    const ValidationReport r = validate_runs(data_dir() / "validation" / "megatron-deepspeed-a100.json");
+    const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "megatron-deepspeed-a100.json");
     REQUIRE(r.runs.size() == 4);
     for (const auto& v : r.runs) {
         CAPTURE(v.id);
