@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -335,4 +337,20 @@ TEST_CASE("held-out Megatron-DeepSpeed runs (MT-NLG 530B, BLOOM 176B): predicted
         CHECK(v.error_pct < 0);
         CHECK(v.error_pct > -30.0);
     }
+}
+
+TEST_CASE("validate: a run the tool cannot read carries its error, and the other runs still count") {
+    json doc = load_json_file(data_dir() / "tests" / "validation" / "llama3-405b-h100.json", "");
+    doc["runs"][1]["cluster"]["gpu"] = "H100-SXM5-96GB";
+    const auto file = std::filesystem::temp_directory_path() / "sextant_validate_one_bad_run.json";
+    std::ofstream(file) << doc.dump();
+    const ValidationReport r = validate_runs(file);
+    std::filesystem::remove(file);
+    REQUIRE(r.runs.size() == 3);
+    CHECK(r.failed == 1);
+    REQUIRE(r.runs[1].error.has_value());
+    CHECK(r.runs[1].error->path() == "/runs/1/cluster/gpu");
+    CHECK_FALSE(r.runs[0].error.has_value());
+    CHECK(r.mape_pct == doctest::Approx((std::fabs(r.runs[0].error_pct) + std::fabs(r.runs[2].error_pct)) / 2));
+    CHECK_THROWS_AS(throw_first_error(r), InputError);
 }

@@ -12,11 +12,31 @@
 namespace sextant::cli {
 
 namespace {
+void print_planner_quality(const ValidationReport& r) {
+    TextTable q({"run", "planner's best layout", "vs published", "published ranks in top"});
+    std::size_t at_least = 0, top10 = 0, rated = 0;
+    for (const auto& v : r.runs) {
+        if (v.error) continue;
+        ++rated;
+        const double gain = v.planner_tokens_per_s / v.published_tokens_per_s - 1;
+        at_least += gain >= -1e-9 ? 1 : 0;
+        top10 += v.published_percentile <= 10.0 ? 1 : 0;
+        q.add_row({v.id, v.planner_layout, fmt::format("{:+.1f}%", 100 * gain), fmt::format("{:.1f}%", v.published_percentile)});
+    }
+    std::cout << "\n" << q.render();
+    std::cout << fmt::format("\nplanner >= published layout on {} of {} runs; published layout in the top 10% on {} of {}\n", at_least,
+                             rated, top10, rated);
+}
+
 void run(const std::string& file, bool as_json, bool planner) {
     const ValidationReport r = validate_runs(file, planner);
     if (as_json) {
         json runs = json::array();
         for (const auto& v : r.runs) {
+            if (v.error) {
+                runs.push_back({{"id", v.id}, {"error", v.error->what()}});
+                continue;
+            }
             json chosen = json::object();
             for (const auto& k : v.chosen_knobs) {
                 const auto eq = k.find('=');
@@ -31,32 +51,29 @@ void run(const std::string& file, bool as_json, bool planner) {
                                           {"published_percentile", v.published_percentile}};
         }
         std::cout << json({{"runs", runs}, {"mape_pct", r.mape_pct}, {"max_abs_error_pct", r.max_abs_error_pct},
-                           {"worst_run", r.worst_run}})
+                           {"worst_run", r.worst_run}, {"failed_runs", r.failed}})
                          .dump(2)
                   << "\n";
+        throw_first_error(r);  // exit 2 once the rest is reported
         return;
     }
     TextTable t({"run", "measured", "predicted", "error", "MFU", "chosen (knobs the source left open)"});
     for (const auto& v : r.runs) {
+        if (v.error) {
+            t.add_row({v.id, "-", "-", "-", "-", std::string("error: ") + v.error->what()});
+            continue;
+        }
         std::string chosen;
         for (const auto& k : v.chosen_knobs) chosen += (chosen.empty() ? "" : " ") + k;
         t.add_row({v.id, fmt::format("{:.3f} s", v.measured_step_time_s), fmt::format("{:.3f} s", v.predicted_step_time_s),
                    fmt::format("{:+.1f}%", v.error_pct), fmt::format("{:.1f}%", 100 * v.mfu), chosen});
     }
     std::cout << t.render();
-    std::cout << fmt::format("\n{} runs: MAPE {:.1f}%, worst {} at {:.1f}%\n", r.runs.size(), r.mape_pct, r.worst_run, r.max_abs_error_pct);
-    if (!planner) return;
-    TextTable q({"run", "planner's best layout", "vs published", "published ranks in top"});
-    std::size_t at_least = 0, top10 = 0;
-    for (const auto& v : r.runs) {
-        const double gain = v.planner_tokens_per_s / v.published_tokens_per_s - 1;
-        at_least += gain >= -1e-9 ? 1 : 0;
-        top10 += v.published_percentile <= 10.0 ? 1 : 0;
-        q.add_row({v.id, v.planner_layout, fmt::format("{:+.1f}%", 100 * gain), fmt::format("{:.1f}%", v.published_percentile)});
-    }
-    std::cout << "\n" << q.render();
-    std::cout << fmt::format("\nplanner >= published layout on {} of {} runs; published layout in the top 10% on {} of {}\n", at_least,
-                             r.runs.size(), top10, r.runs.size());
+    std::cout << fmt::format("\n{} runs: MAPE {:.1f}%, worst {} at {:.1f}%\n", r.runs.size() - r.failed, r.mape_pct, r.worst_run,
+                             r.max_abs_error_pct);
+    if (r.failed) std::cout << fmt::format("{} runs could not be read (errors above); they are not in the summary\n", r.failed);
+    if (planner) print_planner_quality(r);
+    throw_first_error(r);  // exit 2 once the rest is reported
 }
 }  // namespace
 

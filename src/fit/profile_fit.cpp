@@ -61,6 +61,7 @@ ProfileFit fit_profile(const std::vector<FitJob>& jobs, const std::vector<std::s
 
 std::vector<FitJob> jobs_from_published_runs(const std::string& file) {
     const ValidationReport report = validate_runs(file);
+    throw_first_error(report);
     const json doc = load_json_file(file, "");
     std::vector<FitJob> jobs;
     for (std::size_t i = 0; i < report.runs.size(); ++i) {

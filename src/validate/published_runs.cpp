@@ -101,7 +101,18 @@ ValidationReport validate_runs(const std::filesystem::path& file, bool with_plan
     ValidationReport report;
     double total = 0;
     for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
-        RunValidation v = validate_one(doc["runs"][i], "/runs/" + std::to_string(i), file.parent_path(), with_planner);
+        const json& run = doc["runs"][i];
+        const std::string path = "/runs/" + std::to_string(i);
+        RunValidation v;
+        try {
+            v = validate_one(run, path, file.parent_path(), with_planner);
+        } catch (const InputError& e) {
+            v.id = run.is_object() && run.contains("id") && run["id"].is_string() ? run["id"].get<std::string>() : path;
+            v.error = e;
+            ++report.failed;
+            report.runs.push_back(std::move(v));
+            continue;
+        }
         total += std::fabs(v.error_pct);
         if (std::fabs(v.error_pct) >= report.max_abs_error_pct) {
             report.max_abs_error_pct = std::fabs(v.error_pct);
@@ -109,8 +120,14 @@ ValidationReport validate_runs(const std::filesystem::path& file, bool with_plan
         }
         report.runs.push_back(std::move(v));
     }
-    report.mape_pct = total / static_cast<double>(report.runs.size());
+    const std::size_t counted = report.runs.size() - report.failed;
+    report.mape_pct = counted ? total / static_cast<double>(counted) : 0.0;
     return report;
+}
+
+void throw_first_error(const ValidationReport& report) {
+    for (const auto& v : report.runs)
+        if (v.error) throw *v.error;
 }
 
 }  // namespace sextant

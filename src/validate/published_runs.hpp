@@ -3,9 +3,11 @@
 // Knobs a run leaves null are chosen as its framework would: the setting with the best predicted
 // throughput that fits in memory, among those the framework implements.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "sim/simulate.hpp"
 #include "spec/scenario.hpp"
 
@@ -13,6 +15,7 @@ namespace sextant {
 
 struct RunValidation {
     std::string id;
+    std::optional<InputError> error;  // the run could not be read; nothing below is set
     std::string tolerance;
     Layout chosen;
     std::vector<std::string> chosen_knobs;  // the knobs that were null, as "name=value"
@@ -30,12 +33,17 @@ struct RunValidation {
 };
 
 struct ValidationReport {
-    std::vector<RunValidation> runs;
+    std::vector<RunValidation> runs;  // every run, those with an error included
+    std::size_t failed = 0;           // runs with an error, left out of the summary
     double mape_pct = 0;
     double max_abs_error_pct = 0;
     std::string worst_run;
 };
 
+// Each run is validated on its own: one the tool cannot read (an unknown GPU, a broken layout)
+// carries its error and the others still count.
 ValidationReport validate_runs(const std::filesystem::path& file, bool with_planner = false);
+// The first run's error, if any run had one.
+void throw_first_error(const ValidationReport& report);
 
 }  // namespace sextant
