@@ -162,3 +162,16 @@ TEST_CASE("GEMM throughput: thin shapes are capped by the memory roofline, squar
     // 8192^3 moves 2 bytes per 2,731 FLOPs: far above any roofline; the measured point stands.
     CHECK(p.gemm_tflops(Precision::Bf16, 8192, 8192, 8192) > 0.75 * 312);
 }
+
+TEST_CASE("a profile inherits from another and overrides sections: A100 40 GB is the 80 GB part with less HBM") {
+    const auto gpu = [](const char* name) { return parse_gpu(load_preset("topologies/gpus", name, ""), ""); };
+    const CalibrationProfile a80 = CalibrationProfile::for_gpu(gpu("A100-SXM4-80GB"));
+    const CalibrationProfile a40 = CalibrationProfile::for_gpu(gpu("A100-SXM4-40GB"));
+    CHECK(a40.gemm_tflops(Precision::Bf16, 8192, 8192, 8192) == doctest::Approx(a80.gemm_tflops(Precision::Bf16, 8192, 8192, 8192)));
+    CHECK(a40.memory_tbps() == doctest::Approx(a80.memory_tbps() * 1.555 / 2.039).epsilon(0.01));
+    // H800: the H100's compute, fitted factor included, with a third less NVLink.
+    const CalibrationProfile h100 = CalibrationProfile::for_gpu(gpu("H100-SXM5-80GB"));
+    const CalibrationProfile h800 = CalibrationProfile::for_gpu(gpu("H800-SXM5-80GB"));
+    CHECK(h800.factors().compute == doctest::Approx(h100.factors().compute));
+    CHECK(gpu("H800-SXM5-80GB").nvlink_gbps < gpu("H100-SXM5-80GB").nvlink_gbps);
+}
