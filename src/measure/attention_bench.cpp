@@ -55,12 +55,13 @@ AttentionResult measure_attention(const AttentionShape& shape, int warmup, int r
         BoundGraph fwd = attention_forward_graph(shape, buf, sc), bwd = attention_backward_graph(shape, buf, sc);
         const OperationGraph::Plan fwd_plan = fwd.graph.build(handle), bwd_plan = bwd.graph.build(handle);
         void* workspace = device.allocate(static_cast<std::size_t>(std::max<std::int64_t>({fwd_plan.workspace_bytes, bwd_plan.workspace_bytes, 1})));
-        r.fwd_us = median_us([&](int) { execute(handle, fwd_plan, fwd.ids, fwd.pointers, workspace); }, stream, warmup, reps);
+        const auto fwd_pack = variant_pack(fwd.ids, fwd.pointers, workspace), bwd_pack = variant_pack(bwd.ids, bwd.pointers, workspace);
+        r.fwd_us = median_us([&](int) { execute(handle, fwd_plan, *fwd_pack); }, stream, warmup, reps);
         // The accumulator starts from zero every pass, as the frontend's workspace does.
         r.bwd_us = median_us(
             [&](int) {
                 SEXTANT_CHECK(cudaMemsetAsync(buf.d_q_accum, 0, elements * sizeof(float), stream));
-                execute(handle, bwd_plan, bwd.ids, bwd.pointers, workspace);
+                execute(handle, bwd_plan, *bwd_pack);
             },
             stream, warmup, reps);
         SEXTANT_CHECK(cudaStreamSynchronize(stream));

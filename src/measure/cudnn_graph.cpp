@@ -171,15 +171,18 @@ OperationGraph::Plan OperationGraph::build(cudnnHandle_t handle) {
     throw std::runtime_error("no engine configuration of the attention graph finalizes (tried" + failures + ")");
 }
 
-void execute(cudnnHandle_t handle, const OperationGraph::Plan& plan, const std::vector<TensorId>& ids,
-             const std::vector<void*>& pointers, void* workspace) {
-    BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+std::unique_ptr<BackendDescriptor> variant_pack(const std::vector<TensorId>& ids, const std::vector<void*>& pointers, void* workspace) {
+    auto pack = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     std::vector<std::int64_t> uids;
     for (TensorId id : ids) uids.push_back(id + 1);
-    pack.set_all(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids);
-    pack.set_all(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers);
-    pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, workspace);
-    pack.finalize("variant pack");
+    pack->set_all(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids);
+    pack->set_all(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers);
+    pack->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, workspace);
+    pack->finalize("variant pack");
+    return pack;
+}
+
+void execute(cudnnHandle_t handle, const OperationGraph::Plan& plan, const BackendDescriptor& pack) {
     SEXTANT_CHECK(cudnnBackendExecute(handle, plan.plan->get(), pack.get()));
 }
 

@@ -83,8 +83,9 @@ private:
     std::unique_ptr<BackendDescriptor> graph_;
 };
 
-// Runs a plan with the device (or, for by-value tensors, host) pointers of its tensors.
-void execute(cudnnHandle_t handle, const OperationGraph::Plan& plan, const std::vector<TensorId>& ids,
-             const std::vector<void*>& pointers, void* workspace);
+// The device (or, for by-value tensors, host) pointers of a plan's tensors and its workspace,
+// built once so that timed runs launch without host work in between.
+std::unique_ptr<BackendDescriptor> variant_pack(const std::vector<TensorId>& ids, const std::vector<void*>& pointers, void* workspace);
+void execute(cudnnHandle_t handle, const OperationGraph::Plan& plan, const BackendDescriptor& pack);
 
 }  // namespace sextant::measure
