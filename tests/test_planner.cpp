@@ -217,3 +217,24 @@ TEST_CASE("a full search of a MoE scenario with Sextant's own cost models ranks 
     }
     CHECK(plans[0].simulated.tokens_per_s >= plans[1].simulated.tokens_per_s);
 }
+
+TEST_CASE("on one GPU, Llama 3 8B fits only with the optimizer offloaded, and the planner finds that") {
+    json doc = {{"model", "llama3-8b"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 1}}},
+                {"training", {{"seq_len", 4096}, {"global_batch", 16}, {"precision", "bf16"}, {"framework", "torchtitan-2024"}}}};
+    Scenario s = parse_scenario(doc, data_dir());
+    PlanOptions o;
+    o.simulate_top = 10;
+    Planner with_offload(s, o, make_step_evaluator);
+    const auto plans = with_offload.finish(with_offload.screen({0, 1}));
+    REQUIRE(!plans.empty());
+    CHECK(plans.front().layout.optimizer_offload);
+    CHECK(plans.front().simulated.fits);
+    // 8e9 parameters x (2 B weights + 4 B gradients + 12 B Adam state) = 144 GB: without offload
+    // nothing fits on 80 GB, whatever else the planner does.
+    s.training.framework = "megatron-core-2024";
+    Planner without(s, o, make_step_evaluator);
+    CHECK(without.candidate_count() > 0);
+    CHECK(without.fitting_objectives().empty());
+    CHECK_FALSE(with_offload.fitting_objectives().empty());
+}
