@@ -87,7 +87,8 @@ std::string family_of(std::string name) {
 std::string nearest_runtime_profile(const std::string& framework) {
     const std::vector<std::string> names = preset_names("calibration/runtime");
     if (framework.empty() || std::find(names.begin(), names.end(), framework) != names.end()) return framework;
-    const int year = year_in(framework) ? year_in(framework) : year_in(kDefaultRuntime);
+    const int named_year = year_in(framework);
+    const int year = named_year ? named_year : year_in(kDefaultRuntime);
     const std::string family = family_of(framework);
     const bool family_known = std::any_of(names.begin(), names.end(), [&](const std::string& n) { return family_of(n) == family; });
     std::string best = kDefaultRuntime;

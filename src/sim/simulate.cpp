@@ -99,7 +99,7 @@ private:
                 if (plan_.dp_overlap) {
                     // Buckets are reduced as the last microbatch's backward produces them: all
                     // but the last start one layer into it, the last follows its end.
-                    const double share = 1.0 / d(std::max<std::int64_t>(chunk.layers, 1));
+                    const double share = bucket_share(chunk.layers);
                     const TaskId body = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce * (1.0 - share)), kReduce,
                                                    label(fmt::format("dp reduce chunk{}", c)));
                     e.add_dependency(last, body, -ns(chunk.backward * (1.0 - share)));

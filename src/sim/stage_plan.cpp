@@ -52,8 +52,10 @@ double straggler_slowdown(const StepContext& ctx, const Layout& l, std::int64_t 
 }
 }  // namespace
 
+double bucket_share(std::int64_t layers) { return 1.0 / d(std::max<std::int64_t>(layers, 1)); }
+
 double exposed_bucketed(double comm, double compute, std::int64_t layers) {
-    const double share = 1.0 / d(std::max<std::int64_t>(layers, 1));
+    const double share = bucket_share(layers);
     return comm * share + std::max(0.0, (comm - compute) * (1.0 - share));
 }
 

@@ -52,6 +52,8 @@ StepPlan plan_step(const StepContext& context, const Layout& layout);
 // `comm` seconds overlapped with `compute` seconds over `layers` layers, this much stays exposed:
 // the bucket at the far end, plus whatever the communication runs longer than the compute.
 double exposed_bucketed(double comm, double compute, std::int64_t layers);
+// The share of such communication in one bucket.
+double bucket_share(std::int64_t layers);
 
 // The pipeline stage that GPU `gpu` belongs to under the layout's rank order.
 std::int64_t stage_of_gpu(const Layout& layout, std::int64_t gpu);
