@@ -190,7 +190,7 @@ void add_plan_command(CLI::App& app) {
     cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan or deepspeed");
     cmd->add_flag("--search-all", args.search_all, "ignore the scenario's layout: search every knob");
     cmd->add_flag("--any-framework", args.any_framework,
-                  "also search what the scenario's framework does not implement (ZeRO stages, CP, selective recompute, uneven stages)");
+                  "also search what the scenario's framework does not implement (ZeRO stages, CP, selective recompute, interleaving, uneven stages, offload)");
     cmd->add_flag("--json", args.json, "one JSON document");
     cmd->callback([] { run_plan(args); });
 }

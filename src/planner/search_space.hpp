@@ -15,7 +15,7 @@ struct SearchOptions {
     std::int64_t min_tokens_per_cp_rank = 512;  // below this, CP only adds latency
     std::int64_t max_stage_trim = 3;            // first/last stages may hold up to this many fewer layers
     bool search_rank_order = true;
-    FrameworkFeatures framework;  // the Planner sets the scenario's framework generation's
+    FrameworkFeatures framework;  // what the framework offers; the Planner takes the scenario's
 };
 
 // A layout in 20 bytes: the planner holds hundreds of thousands of these.
