@@ -238,3 +238,14 @@ TEST_CASE("on one GPU, Llama 3 8B fits only with the optimizer offloaded, and th
     CHECK(without.fitting_objectives().empty());
     CHECK_FALSE(with_offload.fitting_objectives().empty());
 }
+
+TEST_CASE("exports carry an offloaded optimizer in each framework's words") {
+    Scenario s = preset_scenario("llama3-8b-h100");
+    Layout l = resolve_layout(s, s.layout);
+    l.zero_stage = 2;
+    l.optimizer_offload = true;
+    CHECK(emit_plan(EmitFormat::Megatron, s, l).text.find("--optimizer-cpu-offload") != std::string::npos);
+    CHECK(emit_plan(EmitFormat::Torchtitan, s, l).text.find("enable_cpu_offload = true") != std::string::npos);
+    const json cfg = json::parse(emit_plan(EmitFormat::DeepSpeed, s, l).text);
+    CHECK(cfg["zero_optimization"]["offload_optimizer"]["device"] == "cpu");
+}

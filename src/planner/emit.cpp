@@ -90,12 +90,13 @@ Emitted torchtitan(const Scenario& s, const Layout& l) {
     e.text += fmt::format("seq_len = {}\n", s.training.seq_len);
     e.text += fmt::format("mixed_precision_param = \"{}\"\n",
                           s.training.precision == Precision::Fp16 ? "float16" : "bfloat16");
+    if (l.optimizer_offload) e.text += "enable_cpu_offload = true\n";
     e.text += "\n[activation_checkpoint]\n";
     e.text += fmt::format("mode = \"{}\"\n", recompute_name(l.recompute));
     if (l.recompute == Recompute::Selective) e.text += "selective_ac_option = \"op\"\n";
     if (l.optimizer_offload)
-        e.notes.push_back("torchtitan's CPU offload (training.enable_cpu_offload) moves parameters and gradients too, "
-                          "not only the optimizer");
+        e.notes.push_back("torchtitan's CPU offload moves parameters and gradients to the host too, not only the "
+                          "optimizer state: expect more host traffic than planned");
     if (l.zero_stage == 1)
         e.notes.push_back("torchtitan has no ZeRO-1: data parallel replicas keep full optimizer state "
                           "(set data_parallel_shard_degree for FSDP instead)");
