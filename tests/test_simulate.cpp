@@ -354,3 +354,15 @@ TEST_CASE("validate: a run the tool cannot read carries its error, and the other
     CHECK(r.mape_pct == doctest::Approx((std::fabs(r.runs[0].error_pct) + std::fabs(r.runs[2].error_pct)) / 2));
     CHECK_THROWS_AS(throw_first_error(r), InputError);
 }
+
+TEST_CASE("the loss moves 38 B per logit forward and 14 B backward, as Megatron's unfused vocab-parallel cross entropy") {
+    Scenario s = pipeline_scenario(1, 1, "1f1b");  // 4,096 tokens, vocab 32,000, TP 1
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    const double logits = 4096.0 * 32000.0, bandwidth = ctx.profile().memory_tbps() * 1e12;
+    const PhaseCost f = output_cost(ctx.costs(), l, false), b = output_cost(ctx.costs(), l, true);
+    // Forward also writes the final norm's output (4 B per hidden element), scaled by the fusion.
+    const double norm = 4.0 * 4096 * 4096 * ctx.runtime().memory_traffic_factor;
+    CHECK(f.memory == doctest::Approx((38 * logits + norm) / bandwidth));
+    CHECK(b.memory == doctest::Approx(14 * logits / bandwidth));
+}

@@ -38,9 +38,9 @@ public:
         fwd.gemm += gemm(m, n, k);
         bwd.gemm += gemm(m, k, n) + gemm(k, n, m);
     }
-    double memory(double bytes) const {
-        return bytes * ctx_.runtime.memory_traffic_factor / (ctx_.profile.memory_tbps() * 1e12);
-    }
+    // Norms, activations and residuals: the runtime's fusion scales the bytes they move.
+    double memory(double bytes) const { return unfused(bytes * ctx_.runtime.memory_traffic_factor); }
+    double unfused(double bytes) const { return bytes / (ctx_.profile.memory_tbps() * 1e12); }
     double flash(double flops, std::int64_t seq, std::int64_t head_dim, bool backward) const {
         return flops / (ctx_.profile.attention_tflops(precision_, seq, head_dim, true, backward) * 1e12);
     }
@@ -230,10 +230,12 @@ PhaseCost output_cost(const CostContext& ctx, const Layout& l, bool backward) {
     const ModelSpec& m = ctx.scenario.model;
     PhaseCost f, b;
     k.linear(f, b, x.T, d(m.vocab) / x.tp, d(m.hidden));
-    // Vocab-parallel cross entropy: fp32 logits read and written a few times.
-    const double logits = x.T * d(m.vocab) / x.tp * 4;
-    f.memory += k.memory(3 * logits) + k.memory(4 * x.norm_T * d(m.hidden));
-    b.memory += k.memory(2 * logits);
+    // Vocab-parallel cross entropy as Megatron computes it, one kernel per step: per logit the
+    // bf16 -> fp32 cast (2 + 4 B), max (4), subtract (8), exp (8), sum (4) and divide (8)
+    // forward; scaling by the loss gradient (8) and the cast back (4 + 2) backward.
+    const double logits = x.T * d(m.vocab) / x.tp;
+    f.memory += k.unfused(38 * logits) + k.memory(4 * x.norm_T * d(m.hidden));
+    b.memory += k.unfused(14 * logits);
     return backward ? b : f;
 }
 
