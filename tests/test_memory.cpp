@@ -174,3 +174,23 @@ TEST_CASE("held-out: torchtitan's measured peak memory of Llama 3.1 8B under FSD
         CHECK(r.peak.value() / double(1ull << 30) == doctest::Approx(measured_gib).epsilon(0.10));
     }
 }
+
+TEST_CASE("ZeRO-3 under pipeline parallelism in torchtitan holds what ZeRO-1 holds; without PP it shards") {
+    // torchtitan keeps FSDP's weights gathered after forward when pipelining and accumulates
+    // whole gradients over the microbatches: only the optimizer state stays sharded.
+    json doc = {{"model", "llama3-70b"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
+                {"training", {{"seq_len", 8192}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", "torchtitan-2024"}}},
+                {"layout", {{"tp", 8}, {"pp", 4}, {"dp", 2}, {"microbatch", 1}, {"zero_stage", 3}, {"recompute", "full"}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    Layout l = resolve_layout(s, s.layout);
+    const MemoryReport z3 = estimate_memory(s, l);
+    l.zero_stage = 1;
+    const MemoryReport z1 = estimate_memory(s, l);
+    CHECK(z3.peak.value() == doctest::Approx(z1.peak.value()));
+    // Megatron-Core-style ZeRO-3 (resharding after forward) keeps its weights sharded under PP.
+    RuntimeTraits resharding = runtime_traits(s);
+    resharding.zero3_reshard_with_pp = true;
+    l.zero_stage = 3;
+    CHECK(estimate_memory(s, l, resharding).stages[0].weights.value() == doctest::Approx(z1.stages[0].weights.value() / 2));
+}

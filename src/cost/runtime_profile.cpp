@@ -25,6 +25,7 @@ constexpr FieldDef kRuntimeFields[] = {
     {"sm_contention", FieldType::Number, "compute slowdown while overlapped communication runs", "", "0.05", 0, 1},
     {"microbatch_overhead_us", FieldType::Number, "host overhead per microbatch and stage", "us", "0", 0},
     {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
+    {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "", "true"},
     {"features", FieldType::Object, "what the framework implements, for the knobs a layout leaves open"},
     {"source", FieldType::String, "what the settings rest on"},
 };
@@ -121,6 +122,7 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.sm_contention = r.number("sm_contention").value_or(0.05);
     p.microbatch_overhead_us = r.number("microbatch_overhead_us").value_or(0.0);
     p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);
+    p.zero3_reshard_with_pp = r.boolean("zero3_reshard_with_pp").value_or(true);
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.source = r.string("source").value_or("");
     return p;

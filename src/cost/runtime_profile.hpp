@@ -41,6 +41,7 @@ struct RuntimeProfile {
     double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
     double step_overhead_s = 0;          // per optimizer step: data loading, logging, host sync
+    bool zero3_reshard_with_pp = true;   // ZeRO-3 frees gathered weights after forward under PP too
     FrameworkFeatures features;
     std::string source;
 };

@@ -85,15 +85,20 @@ double bytes_for(const PerToken& p, const Layout& l, double tokens) {
 }
 }  // namespace
 
-RuntimeTraits runtime_traits(const Scenario& s, bool flash_attention) {
+RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     RuntimeTraits t;
-    t.flash_attention = flash_attention;
-    t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !flash_attention;
+    t.flash_attention = runtime.flash_attention;
+    t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention;
+    t.zero3_reshard_with_pp = runtime.zero3_reshard_with_pp;
     return t;
 }
 
-RuntimeTraits runtime_traits(const Scenario& s) {
-    return runtime_traits(s, load_runtime_profile(s.training.framework, "/framework").flash_attention);
+RuntimeTraits runtime_traits(const Scenario& s) { return runtime_traits(s, load_runtime_profile(s.training.framework, "/framework")); }
+
+Layout effective_sharding(const Layout& layout, const RuntimeTraits& traits) {
+    Layout l = layout;
+    if (l.zero_stage == 3 && l.pp > 1 && !traits.zero3_reshard_with_pp) l.zero_stage = 1;
+    return l;
 }
 
 double layer_working_set_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {

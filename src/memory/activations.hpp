@@ -11,12 +11,21 @@ namespace sextant {
 struct RuntimeTraits {
     bool flash_attention = true;  // no s x s score matrices kept (FlashAttention, cuDNN SDPA)
     bool dropout = false;         // dropout masks kept (GPT-era recipes train with dropout 0.1)
+    bool zero3_reshard_with_pp = true;  // see effective_sharding()
 };
 
 // From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and
 // dropout where the recipe of an unfused-attention era GPT model used it.
 RuntimeTraits runtime_traits(const Scenario& scenario);
-RuntimeTraits runtime_traits(const Scenario& scenario, bool flash_attention);
+struct RuntimeProfile;
+RuntimeTraits runtime_traits(const Scenario& scenario, const RuntimeProfile& runtime);
+
+// The ZeRO stage a layout shards like. ZeRO-3 under pipeline parallelism, in a framework that
+// keeps the gathered weights between a stage's forward and backward (torchtitan: FSDP does not
+// reshard after forward with PP) and accumulates whole gradients over the microbatches, holds
+// weights and gradients whole and shards only the optimizer state: ZeRO-1, with one gather and
+// one reduce-scatter per step.
+Layout effective_sharding(const Layout& layout, const RuntimeTraits& traits);
 
 // Bytes one layer keeps on one GPU for one microbatch, under the layout's TP/SP/CP and recompute.
 double layer_activation_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits,

@@ -96,7 +96,7 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
     : scenario_(scenario),
       profile_(profile),
       runtime_(with_overlap_factor(load_runtime_profile(scenario.training.framework, "/framework"), profile.factors().overlap)),
-      traits_(runtime_traits(scenario, runtime_.flash_attention)),
+      traits_(runtime_traits(scenario, runtime_)),
       network_(std::make_shared<NetworkModel>(scenario.cluster, profile.comm(), profile.factors().communication)),
       stragglers_(parse_stragglers(scenario)),
       degraded_(parse_degraded_links(scenario)),
