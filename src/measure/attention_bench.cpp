@@ -15,6 +15,23 @@
 namespace sextant::measure {
 
 namespace {
+// A stream and a cuDNN handle bound to it, released however the measurement ends.
+struct CudnnSession {
+    cudaStream_t stream = nullptr;
+    cudnnHandle_t handle = nullptr;
+    CudnnSession() {
+        SEXTANT_CHECK(cudaStreamCreate(&stream));
+        SEXTANT_CHECK(cudnnCreate(&handle));
+        SEXTANT_CHECK(cudnnSetStream(handle, stream));
+    }
+    ~CudnnSession() {
+        if (handle) cudnnDestroy(handle);
+        if (stream) cudaStreamDestroy(stream);
+    }
+    CudnnSession(const CudnnSession&) = delete;
+    CudnnSession& operator=(const CudnnSession&) = delete;
+};
+
 // A few outputs copied back: a graph that runs but computes garbage would show NaN or infinity.
 void require_finite(const void* device, const char* what) {
     std::vector<__nv_bfloat16> host(1024);
@@ -32,12 +49,10 @@ double attention_forward_flops(const AttentionShape& a) {
 AttentionResult measure_attention(const AttentionShape& shape, int warmup, int reps) {
     const std::size_t elements = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq * shape.head_dim);
     const std::size_t rows = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq);
-    cudaStream_t stream;
-    SEXTANT_CHECK(cudaStreamCreate(&stream));
-    cudnnHandle_t handle;
-    SEXTANT_CHECK(cudnnCreate(&handle));
-    SEXTANT_CHECK(cudnnSetStream(handle, stream));
     DeviceBuffers device;
+    const CudnnSession session;
+    cudaStream_t stream = session.stream;
+    cudnnHandle_t handle = session.handle;
     const std::size_t io_bytes = elements * sizeof(__nv_bfloat16);
     AttentionBuffers buf;
     for (void** p : {&buf.q, &buf.k, &buf.v, &buf.o, &buf.d_o, &buf.d_q, &buf.d_k, &buf.d_v}) *p = device.allocate(io_bytes);
@@ -51,30 +66,22 @@ AttentionResult measure_attention(const AttentionShape& shape, int warmup, int r
 
     AttentionResult r;
     r.shape = shape;
-    try {
-        BoundGraph fwd = attention_forward_graph(shape, buf, sc), bwd = attention_backward_graph(shape, buf, sc);
-        const OperationGraph::Plan fwd_plan = fwd.graph.build(handle), bwd_plan = bwd.graph.build(handle);
-        void* workspace = device.allocate(static_cast<std::size_t>(std::max<std::int64_t>({fwd_plan.workspace_bytes, bwd_plan.workspace_bytes, 1})));
-        const auto fwd_pack = variant_pack(fwd.ids, fwd.pointers, workspace), bwd_pack = variant_pack(bwd.ids, bwd.pointers, workspace);
-        r.fwd_us = median_us([&](int) { execute(handle, fwd_plan, *fwd_pack); }, stream, warmup, reps);
-        // The accumulator starts from zero every pass, as the frontend's workspace does.
-        r.bwd_us = median_us(
-            [&](int) {
-                SEXTANT_CHECK(cudaMemsetAsync(buf.d_q_accum, 0, elements * sizeof(float), stream));
-                execute(handle, bwd_plan, *bwd_pack);
-            },
-            stream, warmup, reps);
-        SEXTANT_CHECK(cudaStreamSynchronize(stream));
-        require_finite(buf.o, "output");
-        require_finite(buf.d_q, "dQ");
-        r.engine = "forward " + fwd_plan.engine + ", backward " + bwd_plan.engine;
-    } catch (...) {
-        cudnnDestroy(handle);
-        cudaStreamDestroy(stream);
-        throw;
-    }
-    cudnnDestroy(handle);
-    cudaStreamDestroy(stream);
+    BoundGraph fwd = attention_forward_graph(shape, buf, sc), bwd = attention_backward_graph(shape, buf, sc);
+    const OperationGraph::Plan fwd_plan = fwd.graph.build(handle), bwd_plan = bwd.graph.build(handle);
+    void* workspace = device.allocate(static_cast<std::size_t>(std::max<std::int64_t>({fwd_plan.workspace_bytes, bwd_plan.workspace_bytes, 1})));
+    const auto fwd_pack = variant_pack(fwd.ids, fwd.pointers, workspace), bwd_pack = variant_pack(bwd.ids, bwd.pointers, workspace);
+    r.fwd_us = median_us([&](int) { execute(handle, fwd_plan, *fwd_pack); }, stream, warmup, reps);
+    // The accumulator starts from zero every pass, as the frontend's workspace does.
+    r.bwd_us = median_us(
+        [&](int) {
+            SEXTANT_CHECK(cudaMemsetAsync(buf.d_q_accum, 0, elements * sizeof(float), stream));
+            execute(handle, bwd_plan, *bwd_pack);
+        },
+        stream, warmup, reps);
+    SEXTANT_CHECK(cudaStreamSynchronize(stream));
+    require_finite(buf.o, "output");
+    require_finite(buf.d_q, "dQ");
+    r.engine = "forward " + fwd_plan.engine + ", backward " + bwd_plan.engine;
     const double flops = attention_forward_flops(shape);
     r.fwd_tflops = flops / (r.fwd_us * 1e-6) / 1e12;
     r.bwd_tflops = 2.5 * flops / (r.bwd_us * 1e-6) / 1e12;
