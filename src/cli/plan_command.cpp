@@ -89,7 +89,7 @@ std::string dominant_cost(const PlanScore& s) {
 
 json layout_json(const Layout& l) {
     return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
-            {"microbatch", l.microbatch}, {"zero_stage", l.zero_stage},
+            {"microbatch", l.microbatch}, {"zero_stage", l.zero_stage}, {"optimizer_offload", l.optimizer_offload},
             {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
             {"schedule", schedule_name(l.schedule)}, {"rank_order", rank_order_text(l.rank_order)},
             {"stage_layers", l.stage_layers}};
