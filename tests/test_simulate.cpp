@@ -253,6 +253,7 @@ TEST_CASE("a published run's unknown framework runs on the nearest runtime profi
     CHECK(nearest_runtime_profile("Megatron-Core-2023") == "megatron-core-2024");  // a tie goes to Megatron-Core
     CHECK(nearest_runtime_profile("meta-llama3-2024") == "megatron-core-2024");
     CHECK(nearest_runtime_profile("in-house") == "megatron-core-2024");
+    CHECK(nearest_runtime_profile("NeMo-2022") == "megatron-lm-2022");
 }
 
 TEST_CASE("optimizer offload: the step moves gradients and weights over the host link and runs Adam on host DRAM") {

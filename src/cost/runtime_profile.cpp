@@ -80,7 +80,7 @@ std::string family_of(std::string name) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (name.find("titan") != std::string::npos) return "torchtitan";
     if (name.find("deepspeed") != std::string::npos) return "deepspeed";
-    if (name.find("megatron") != std::string::npos) return "megatron";
+    if (name.find("megatron") != std::string::npos || name.find("nemo") != std::string::npos) return "megatron";  // NeMo runs Megatron-Core
     return "";
 }
 }  // namespace

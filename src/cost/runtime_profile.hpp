@@ -50,7 +50,7 @@ struct RuntimeProfile {
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
 
 // For a framework named by someone else's data (a published run): the runtime profile of that
-// name, else of the same family (deepspeed, megatron, torchtitan) and the nearest year in the
+// name, else of the same family (deepspeed, megatron or NeMo, torchtitan) and the nearest year in the
 // name, else the nearest year of any family, Megatron-Core first.
 std::string nearest_runtime_profile(const std::string& framework);
 std::span<const FieldDef> runtime_profile_fields();
