@@ -249,3 +249,31 @@ TEST_CASE("exports carry an offloaded optimizer in each framework's words") {
     const json cfg = json::parse(emit_plan(EmitFormat::DeepSpeed, s, l).text);
     CHECK(cfg["zero_optimization"]["offload_optimizer"]["device"] == "cpu");
 }
+
+TEST_CASE("without data-parallel replicas, ZeRO 0 (and the lowest sharded stage, for offload) stand for all stages") {
+    Scenario s = preset_scenario("llama3-8b-h100");
+    LayoutSpec fixed;
+    fixed.tp = 8;
+    fixed.pp = s.cluster.gpus / 8;  // dp = cp = 1
+    SearchOptions o;
+    o.framework = load_runtime_profile("torchtitan-2024", "").features;  // ZeRO 0, 2, 3
+    std::set<int> stages;
+    for (const auto& c : enumerate_candidates(s, fixed, o))
+        if (c.cp == 1) stages.insert(c.zero_stage);
+    CHECK(stages == std::set<int>{0, 2});
+    o.framework = load_runtime_profile("megatron-core-2024", "").features;  // ZeRO 0, 1; no offload
+    stages.clear();
+    for (const auto& c : enumerate_candidates(s, fixed, o))
+        if (c.cp == 1) stages.insert(c.zero_stage);
+    CHECK(stages == std::set<int>{0});
+}
+
+TEST_CASE("a fixed pp that a searched tp x cp leaves no room for is skipped, not divided by zero") {
+    Scenario s = preset_scenario("llama3-8b-h100");  // 64 GPUs
+    LayoutSpec fixed;
+    fixed.tp = 8;
+    fixed.pp = 8;
+    const auto candidates = enumerate_candidates(s, fixed, {});
+    REQUIRE(!candidates.empty());
+    for (const auto& c : candidates) CHECK(c.tp * c.pp * c.cp <= 64);
+}

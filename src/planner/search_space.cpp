@@ -99,6 +99,19 @@ std::vector<bool> sp_values(const LayoutSpec& f, const SearchOptions& o, std::in
     return {true, false};
 }
 
+// Without data-parallel replicas ZeRO has nothing to shard: its stages differ only in whether
+// the optimizer can be offloaded, so stage 0 (or the lowest offered) stands for all, with the
+// lowest sharded stage beside it where the framework offloads.
+std::vector<std::int64_t> zero_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t replicas) {
+    std::vector<std::int64_t> stages = knob(f.zero_stage, o.framework.zero_stages, [](std::int64_t) { return true; });
+    if (f.zero_stage || replicas > 1 || stages.empty()) return stages;
+    std::sort(stages.begin(), stages.end());
+    std::vector<std::int64_t> kept = {stages.front()};
+    const auto sharded = std::find_if(stages.begin(), stages.end(), [](std::int64_t z) { return z > 0; });
+    if (kept.front() == 0 && o.framework.optimizer_offload && sharded != stages.end()) kept.push_back(*sharded);
+    return kept;
+}
+
 // Offloading the optimizer only pays where ZeRO shards it, and only where the framework can.
 std::vector<bool> offload_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t zero) {
     if (f.optimizer_offload) return {*f.optimizer_offload};
@@ -142,7 +155,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                        const SearchOptions& o, const std::vector<std::int64_t>& split, std::int64_t dp) {
     const auto microbatches = knob(f.microbatch, divisors_up_to(s.training.global_batch / dp, o.max_microbatch),
                                    [](std::int64_t) { return true; });
-    const auto zero_stages = knob(f.zero_stage, o.framework.zero_stages, [](std::int64_t) { return true; });
+    const auto zero_stages = zero_values(f, o, dp * shape.cp);
     const auto orders = order_values(f, o, shape.pp, dp);
     for (auto vp : vp_values(f, split, o))
         for (auto mb : microbatches) {
@@ -175,6 +188,8 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
         for (auto cp : cp_values(s, f, o)) {
             if (gpus % (tp * cp) != 0) continue;
             for (auto pp : pp_values(s, f, o, gpus / (tp * cp))) {
+                // A fixed pp need not divide what a searched tp and cp leave.
+                if ((gpus / (tp * cp)) % pp != 0) continue;
                 const std::int64_t dp = gpus / (tp * cp * pp);
                 if ((f.dp && *f.dp != dp) || s.training.global_batch % dp != 0) continue;
                 for (auto [first, last] : trims(s, f, pp, o)) {
