@@ -51,7 +51,8 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
 
 // For a framework named by someone else's data (a published run): the runtime profile of that
 // name, else of the same family (deepspeed, megatron or NeMo, torchtitan) and the nearest year in the
-// name, else the nearest year of any family, Megatron-Core first.
+// name, else the nearest year of any family (a tie keeps Megatron-Core 2024 if it is in it, else
+// the first by name).
 std::string nearest_runtime_profile(const std::string& framework);
 std::span<const FieldDef> runtime_profile_fields();
 
