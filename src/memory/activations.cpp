@@ -95,9 +95,13 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
 
 RuntimeTraits runtime_traits(const Scenario& s) { return runtime_traits(s, load_runtime_profile(s.training.framework, "/framework")); }
 
+bool shards_like_zero1(const Layout& l, const RuntimeTraits& traits) {
+    return l.zero_stage == 3 && l.pp > 1 && !traits.zero3_reshard_with_pp;
+}
+
 Layout effective_sharding(const Layout& layout, const RuntimeTraits& traits) {
     Layout l = layout;
-    if (l.zero_stage == 3 && l.pp > 1 && !traits.zero3_reshard_with_pp) l.zero_stage = 1;
+    if (shards_like_zero1(l, traits)) l.zero_stage = 1;
     return l;
 }
 

@@ -24,7 +24,9 @@ RuntimeTraits runtime_traits(const Scenario& scenario, const RuntimeProfile& run
 // keeps the gathered weights between a stage's forward and backward (torchtitan: FSDP does not
 // reshard after forward with PP) and accumulates whole gradients over the microbatches, holds
 // weights and gradients whole and shards only the optimizer state: ZeRO-1, with one gather and
-// one reduce-scatter per step.
+// one reduce-scatter per step. Callers check shards_like_zero1() first: most layouts are costed
+// as they are, without a copy.
+bool shards_like_zero1(const Layout& layout, const RuntimeTraits& traits);
 Layout effective_sharding(const Layout& layout, const RuntimeTraits& traits);
 
 // Bytes one layer keeps on one GPU for one microbatch, under the layout's TP/SP/CP and recompute.

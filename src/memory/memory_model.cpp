@@ -53,8 +53,8 @@ double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& 
 
 MemoryReport estimate_memory(const Scenario& s, const Layout& l) { return estimate_memory(s, l, runtime_traits(s)); }
 
-MemoryReport estimate_memory(const Scenario& s, const Layout& layout, const RuntimeTraits& traits) {
-    const Layout l = effective_sharding(layout, traits);
+MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTraits& traits) {
+    if (shards_like_zero1(l, traits)) return estimate_memory(s, effective_sharding(l, traits), traits);
     MemoryReport report;
     const auto ranges = stage_layer_ranges(l);
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);

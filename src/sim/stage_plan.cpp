@@ -63,8 +63,8 @@ std::int64_t stage_of_gpu(const Layout& l, std::int64_t gpu) {
     return (gpu / dimension_stride(l, ParallelDim::PP)) % l.pp;
 }
 
-StepPlan plan_step(const StepContext& ctx, const Layout& layout) {
-    const Layout l = effective_sharding(layout, ctx.traits());
+StepPlan plan_step(const StepContext& ctx, const Layout& l) {
+    if (shards_like_zero1(l, ctx.traits())) return plan_step(ctx, effective_sharding(l, ctx.traits()));
     const Scenario& s = ctx.scenario();
     const ModelSpec& m = s.model;
     const CostContext costs = ctx.costs();
