@@ -34,7 +34,7 @@ void run(const SimulateArgs& a) {
     }
     if (a.json) {
         std::cout << json({{"scenario", s.name}, {"step_time_s", r.step_time_s}, {"tokens_per_s", r.tokens_per_s}, {"mfu", r.mfu},
-                           {"hfu", r.hfu}, {"breakdown", breakdown_json(r.breakdown)}, {"peak_memory_bytes", r.memory.peak.value()},
+                           {"hfu", r.hfu}, {"breakdown", breakdown_json(r.breakdown.items())}, {"peak_memory_bytes", r.memory.peak.value()},
                            {"capacity_bytes", r.memory.capacity.value()}, {"fits", r.memory.fits()},
                            {"critical_stage", r.critical_stage}, {"framework", ctx.runtime().name},
                            {"calibration", ctx.profile().source()}})

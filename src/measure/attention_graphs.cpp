@@ -14,6 +14,7 @@ struct Layout {
     Dims bhss() const { return {b, h, s, s}; }
     Dims bhs1() const { return {b, h, s, 1}; }
     Dims transposed_strides() const { return {h * s * d, s * d, 1, d}; }  // [b, h, d, s] view of [b, h, s, d]
+    Dims transposed_score_strides() const { return {h * s * s, s * s, 1, s}; }  // S^T as a view of S
 };
 
 TensorSpec io(Dims dims) { return {dims, packed_strides(dims), CUDNN_DATA_BFLOAT16, false, false}; }
@@ -94,8 +95,7 @@ BoundGraph attention_backward_graph(const AttentionShape& shape, const Attention
     g.pointwise(CUDNN_POINTWISE_EXP, masked, OperationGraph::kNone, OperationGraph::kNone, p);
 
     // dV = P^T dO.
-    const Dims transposed_scores = {x.h * x.s * x.s, x.s * x.s, 1, x.s};
-    const TensorId p_t = g.tensor({x.bhss(), transposed_scores, CUDNN_DATA_BFLOAT16, true, false});
+    const TensorId p_t = g.tensor({x.bhss(), x.transposed_score_strides(), CUDNN_DATA_BFLOAT16, true, false});
     g.reshape(p, p_t);
     g.matmul(p_t, d_o, d_v);
 
@@ -108,12 +108,12 @@ BoundGraph attention_backward_graph(const AttentionShape& shape, const Attention
     g.pointwise(CUDNN_POINTWISE_MUL, d_s_unscaled, scale, OperationGraph::kNone, d_s);
 
     // dK = dS^T Q.
-    const TensorId d_s_t = g.tensor({x.bhss(), transposed_scores, CUDNN_DATA_BFLOAT16, true, false});
+    const TensorId d_s_t = g.tensor({x.bhss(), x.transposed_score_strides(), CUDNN_DATA_BFLOAT16, true, false});
     g.reshape(d_s, d_s_t);
     g.matmul(d_s_t, q, d_k);
 
     // dQ = dS K, accumulated in fp32 and then converted.
-    const TensorId k = g.tensor({x.bhsd(), packed_strides(x.bhsd()), CUDNN_DATA_BFLOAT16, true, false});
+    const TensorId k = g.virtual_tensor(x.bhsd(), CUDNN_DATA_BFLOAT16);
     g.reshape(kt, k);
     g.matmul(d_s, k, d_q_accum);
     g.pointwise(CUDNN_POINTWISE_IDENTITY, d_q_accum, OperationGraph::kNone, OperationGraph::kNone, d_q);

@@ -103,9 +103,7 @@ std::vector<GemmPoint> parse_gemm_points(const json& array, const std::string& p
     }
     return points;
 }
-}  // namespace
 
-namespace {
 // A profile may start from another one ("preset": "A100-SXM4-80GB") and override some of its
 // sections: a GPU variant that differs in memory only, say.
 json inherited(const json& doc, const std::string& path) {

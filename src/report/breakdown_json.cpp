@@ -2,9 +2,9 @@
 
 namespace sextant {
 
-nlohmann::json breakdown_json(const Breakdown& b) {
+nlohmann::json breakdown_json(const std::vector<std::pair<std::string, double>>& items) {
     nlohmann::json out = nlohmann::json::object();
-    for (const auto& [name, value] : b.items()) out[name + "_s"] = value;
+    for (const auto& [name, value] : items) out[name + "_s"] = value;
     return out;
 }
 

@@ -2,11 +2,13 @@
 // A step's breakdown as JSON: "<cause>_s" seconds, the keys `simulate --json` and
 // `validate --json` share.
 #include <nlohmann/json.hpp>
-
-#include "sim/simulate.hpp"
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace sextant {
 
-nlohmann::json breakdown_json(const Breakdown& b);
+// `items` as Breakdown::items() and PlanScore::breakdown list them: (cause, seconds).
+nlohmann::json breakdown_json(const std::vector<std::pair<std::string, double>>& items);
 
 }  // namespace sextant

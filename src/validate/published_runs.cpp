@@ -52,9 +52,9 @@ void rate_planner(const Scenario& s, RunValidation& v) {
 RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner) {
     // A framework Sextant has no runtime profile for runs on the nearest one, and says so.
     json doc = run;
-    const bool other_framework = run.contains("framework") && run["framework"].is_string() &&
-                                 nearest_runtime_profile(run["framework"]) != run["framework"].get<std::string>();
-    if (other_framework) doc["framework"] = nearest_runtime_profile(run["framework"]);
+    const std::string published_framework = run.contains("framework") && run["framework"].is_string() ? run["framework"].get<std::string>() : "";
+    const bool other_framework = nearest_runtime_profile(published_framework) != published_framework;
+    if (other_framework) doc["framework"] = nearest_runtime_profile(published_framework);
     Scenario s;
     try {
         s = parse_scenario(doc, base);
@@ -84,7 +84,7 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     v.measured_step_time_s = run["measured"]["step_time_s"].get<double>();
     v.error_pct = 100.0 * (v.predicted_step_time_s / v.measured_step_time_s - 1.0);
     v.mfu = best.simulated.mfu;
-    v.breakdown = simulate(StepContext(fixed), best.layout).result.breakdown;
+    v.breakdown = best.simulated.breakdown;
     v.published_tokens_per_s = best.simulated.tokens_per_s;
     if (with_planner) rate_planner(s, v);
     return v;

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
-#include "sim/simulate.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {
@@ -23,7 +23,7 @@ struct RunValidation {
     double measured_step_time_s = 0;
     double error_pct = 0;
     double mfu = 0;
-    Breakdown breakdown;  // of the predicted step, on its critical stage
+    std::vector<std::pair<std::string, double>> breakdown;  // of the predicted step: (cause, seconds)
     // With the whole layout left open (--planner): the planner's best plan, and where the
     // published layout ranks among every candidate that fits (0 = best).
     double planner_tokens_per_s = 0;
