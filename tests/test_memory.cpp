@@ -72,6 +72,26 @@ TEST_CASE("Megatron's fp32 gradient accumulation: 18 bytes per parameter without
     CHECK((m.weights + m.gradients + m.optimizer).value() / stage_params(s.model, l, 0).total() == doctest::Approx(18.0));
 }
 
+TEST_CASE("the gradient dtype is the runtime's unless the scenario sets one: NeMo's recipes keep bf16 gradients") {
+    // 2 (weights) + grad + 12 (fp32 master and moments) bytes per parameter without ZeRO.
+    auto bytes_per_param = [](const json& training) {
+        json doc = {{"model", "llama3-8b"},
+                    {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
+                    {"training", training},
+                    {"layout", {{"tp", 1}, {"dp", 8}}}};
+        Scenario s = parse_scenario(doc, data_dir());
+        Layout l = resolve_layout(s, s.layout);
+        const StageMemory m = estimate_memory(s, l).stages.front();
+        return (m.weights + m.gradients + m.optimizer).value() / stage_params(s.model, l, 0).total();
+    };
+    const json nemo = {{"seq_len", 4096}, {"global_batch", 8}, {"framework", "nemo-2024"}};
+    CHECK(bytes_per_param(nemo) == doctest::Approx(16.0));
+    json nemo_fp32 = nemo;
+    nemo_fp32["optimizer"] = {{"grad_dtype", "fp32"}};
+    CHECK(bytes_per_param(nemo_fp32) == doctest::Approx(18.0));
+    CHECK(bytes_per_param({{"seq_len", 4096}, {"global_batch", 8}, {"framework", "megatron-core-2024"}}) == doctest::Approx(18.0));
+}
+
 TEST_CASE("Korthikanti Table 2: activation bytes per layer for every row") {
     struct Row { const char* recompute; bool sp; };
     for (const char* model : {"gpt-22b", "gpt3-175b", "mt-nlg-530b", "gpt-1t"}) {

@@ -246,6 +246,20 @@ TEST_CASE("held-out runs (Llama 3 405B, Table 4) fall within 15%, with PP placed
     }
 }
 
+TEST_CASE("held-out NVIDIA H100 runs (NeMo 24.07 FP8 table, Nemotron-4 340B) fall within 10%") {
+    // No FP8 run fed a calibration: FP8 rests on the profile's cuBLASLt FP8 rates and the compute
+    // factor fitted on bf16 Megatron-Core runs. The NeMo runs use the nemo-2024 runtime (bf16
+    // gradients), without which Llama 3 8B and Nemotron-4 340B would not fit as NeMo runs them.
+    const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "nemo-h100.json");
+    REQUIRE(r.runs.size() == 11);
+    for (const auto& v : r.runs) {
+        CAPTURE(v.id);
+        CHECK(std::fabs(v.error_pct) <= 10.0);
+        if (v.id.starts_with("nemo2407_fp8_llama3_8b")) CHECK(v.chosen.recompute == Recompute::None);
+    }
+    CHECK(r.mape_pct <= 6.0);
+}
+
 TEST_CASE("a published run's unknown framework runs on the nearest runtime profile") {
     CHECK(nearest_runtime_profile("megatron-lm-2022") == "megatron-lm-2022");
     CHECK(nearest_runtime_profile("torchtitan-2025") == "torchtitan-2024");
@@ -253,7 +267,8 @@ TEST_CASE("a published run's unknown framework runs on the nearest runtime profi
     CHECK(nearest_runtime_profile("Megatron-Core-2023") == "megatron-core-2024");  // a tie goes to Megatron-Core
     CHECK(nearest_runtime_profile("meta-llama3-2024") == "megatron-core-2024");
     CHECK(nearest_runtime_profile("in-house") == "megatron-core-2024");
-    CHECK(nearest_runtime_profile("NeMo-2022") == "megatron-lm-2022");
+    CHECK(nearest_runtime_profile("NeMo-2022") == "nemo-2024");  // NeMo's own recipes first
+    CHECK(nearest_runtime_profile("nemo-2025") == "nemo-2024");
 }
 
 TEST_CASE("optimizer offload: the step moves gradients and weights over the host link and runs Adam on host DRAM") {

@@ -201,7 +201,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         const StageParams p = layer_params_per_gpu(m, l, layer);
         const double gather = k.collective(CollectiveOp::AllGather, p.total() * 2, groups.dp_dense);
         f.zero3 += gather;
-        b.zero3 += gather + k.collective(CollectiveOp::ReduceScatter, p.total() * precision_bytes(ctx.scenario.training.optimizer.grad_dtype), groups.dp_dense);
+        b.zero3 += gather + k.collective(CollectiveOp::ReduceScatter, p.total() * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime)), groups.dp_dense);
     }
     // Recomputation re-runs forward work inside the backward pass.
     if (l.recompute == Recompute::Full) {
@@ -249,7 +249,7 @@ double pp_transfer(const CostContext& ctx, const Layout& l, const LayoutGroups& 
 
 double dp_reduce(const CostContext& ctx, const Layout& l, const GroupShape& group, double params) {
     if (group.ranks <= 1 || params <= 0) return 0.0;
-    const double bytes = params * precision_bytes(ctx.scenario.training.optimizer.grad_dtype);
+    const double bytes = params * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime));
     const CollectiveOp op = l.zero_stage >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
     return ctx.network.cost(op, Bytes(bytes), group).time.value();
 }
@@ -264,7 +264,7 @@ double optimizer_time(const CostContext& ctx, const Layout& l, double local_para
     // and the 16-bit copy.
     const OptimizerSpec& o = ctx.scenario.training.optimizer;
     const double state = (o.master_weights ? 4.0 : 0.0) + 2 * precision_bytes(o.state_dtype);
-    const double grad = precision_bytes(o.grad_dtype);
+    const double grad = precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime));
     const double adam_bytes = local_params * (grad + 2 * state + 2);
     if (!l.optimizer_offload) return adam_bytes / (ctx.profile.memory_tbps() * 1e12);
     // ZeRO-Offload: gradients down the host link, Adam on the host's DRAM bandwidth, 16-bit

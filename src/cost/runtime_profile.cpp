@@ -25,7 +25,10 @@ constexpr FieldDef kRuntimeFields[] = {
     {"sm_contention", FieldType::Number, "compute slowdown while overlapped communication runs", "", "0.05", 0, 1},
     {"microbatch_overhead_us", FieldType::Number, "host overhead per microbatch and stage", "us", "0", 0},
     {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
+    {"grad_dtype", FieldType::String, "gradient buffer and reduction dtype when the scenario's optimizer does not set one", "", "fp32",
+     -1e300, 1e300, "fp32|bf16|fp16"},
     {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "", "true"},
+    {"preset", FieldType::String, "runtime profile this one starts from; its other keys override"},
     {"features", FieldType::Object, "what the framework implements, for the knobs a layout leaves open"},
     {"source", FieldType::String, "what the settings rest on"},
 };
@@ -80,7 +83,8 @@ std::string family_of(std::string name) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (name.find("titan") != std::string::npos) return "torchtitan";
     if (name.find("deepspeed") != std::string::npos) return "deepspeed";
-    if (name.find("megatron") != std::string::npos || name.find("nemo") != std::string::npos) return "megatron";  // NeMo runs Megatron-Core
+    if (name.find("nemo") != std::string::npos) return "nemo";  // NeMo's recipes, on Megatron-Core
+    if (name.find("megatron") != std::string::npos) return "megatron";
     return "";
 }
 }  // namespace
@@ -104,9 +108,13 @@ std::string nearest_runtime_profile(const std::string& framework) {
     return best;
 }
 
+Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime) {
+    return training.optimizer.grad_dtype.value_or(runtime.grad_dtype);
+}
+
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path) {
     const std::string name = framework.empty() ? "megatron-core-2024" : framework;
-    const json doc = load_preset("calibration/runtime", name, path);
+    const json doc = resolve_inherited(load_preset("calibration/runtime", name, path), "calibration/runtime", path);
     ObjectReader r(doc, "/calibration/runtime/" + name, kRuntimeFields);
     RuntimeProfile p;
     p.name = name;
@@ -123,6 +131,7 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.microbatch_overhead_us = r.number("microbatch_overhead_us").value_or(0.0);
     p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);
     p.zero3_reshard_with_pp = r.boolean("zero3_reshard_with_pp").value_or(true);
+    p.grad_dtype = parse_precision(r.string("grad_dtype").value_or("fp32"));
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.source = r.string("source").value_or("");
     return p;

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "spec/fields.hpp"
+#include "spec/hardware_spec.hpp"
+#include "spec/training_spec.hpp"
 
 namespace sextant {
 
@@ -42,15 +44,19 @@ struct RuntimeProfile {
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
     double step_overhead_s = 0;          // per optimizer step: data loading, logging, host sync
     bool zero3_reshard_with_pp = true;   // ZeRO-3 frees gathered weights after forward under PP too
+    Precision grad_dtype = Precision::Fp32;  // Megatron-LM forces fp32 gradients for bf16 training
     FrameworkFeatures features;
     std::string source;
 };
+
+// The dtype gradients are kept and reduced in: the scenario's optimizer setting, else the framework's.
+Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime);
 
 // calibration/runtime/<framework>.json; an empty name picks "megatron-core-2024".
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
 
 // For a framework named by someone else's data (a published run): the runtime profile of that
-// name, else of the same family (deepspeed, megatron or NeMo, torchtitan) and the nearest year in the
+// name, else of the same family (deepspeed, megatron, NeMo, torchtitan) and the nearest year in the
 // name, else the nearest year of any family (a tie keeps Megatron-Core 2024 if it is in it, else
 // the first by name).
 std::string nearest_runtime_profile(const std::string& framework);

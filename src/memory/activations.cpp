@@ -90,6 +90,7 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     t.flash_attention = runtime.flash_attention;
     t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention;
     t.zero3_reshard_with_pp = runtime.zero3_reshard_with_pp;
+    t.grad_dtype = gradient_dtype(s.training, runtime);
     return t;
 }
 

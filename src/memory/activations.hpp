@@ -12,6 +12,7 @@ struct RuntimeTraits {
     bool flash_attention = true;  // no s x s score matrices kept (FlashAttention, cuDNN SDPA)
     bool dropout = false;         // dropout masks kept (GPT-era recipes train with dropout 0.1)
     bool zero3_reshard_with_pp = true;  // see effective_sharding()
+    Precision grad_dtype = Precision::Fp32;  // gradient buffers (gradient_dtype())
 };
 
 // From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and

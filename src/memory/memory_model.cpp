@@ -14,14 +14,14 @@ struct ModelStates {
     double weights = 0, gradients = 0, optimizer = 0;
 };
 
-// Mixed-precision AdamW per parameter: 16-bit weights, gradients in grad_dtype, and an fp32
+// Mixed-precision AdamW per parameter: 16-bit weights, gradients in the runtime's grad dtype, and an fp32
 // master copy plus two moments; ZeRO shards optimizer state (1), then gradients (2), then weights
 // (3) over the `shards` data-parallel ranks holding replicas. Offload keeps the optimizer state
 // on the host.
-ModelStates model_states(const TrainingSpec& t, const Layout& l, double params, double shards) {
+ModelStates model_states(const TrainingSpec& t, const RuntimeTraits& traits, const Layout& l, double params, double shards) {
     const int zero = l.zero_stage;
     const double weight_bytes = 2.0;
-    const double grad_bytes = precision_bytes(t.optimizer.grad_dtype);
+    const double grad_bytes = precision_bytes(traits.grad_dtype);
     const double optimizer_bytes = (t.optimizer.master_weights ? 4.0 : 0.0) + 2.0 * precision_bytes(t.optimizer.state_dtype);
     ModelStates m;
     m.weights = params * weight_bytes / (zero >= 3 ? shards : 1.0);
@@ -45,7 +45,7 @@ double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& 
         // The gathered weights of the current and the prefetched layer, and one layer's
         // full-precision gradient before its reduce-scatter.
         const StageParams one = layer_params_per_gpu(s.model, l, layers.first);
-        largest = std::max(largest, one.total() * (2.0 * 2.0 + precision_bytes(s.training.optimizer.grad_dtype)));
+        largest = std::max(largest, one.total() * (2.0 * 2.0 + precision_bytes(traits.grad_dtype)));
     }
     return largest;
 }
@@ -67,8 +67,8 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
         const auto range = ranges[static_cast<std::size_t>(stage)];
         m.layers = range.second - range.first;
         const StageParams params = stage_params(s.model, l, stage);
-        const ModelStates dense = model_states(s.training, l, params.dense, dense_shards);
-        const ModelStates expert = model_states(s.training, l, params.expert, expert_shards);
+        const ModelStates dense = model_states(s.training, traits, l, params.dense, dense_shards);
+        const ModelStates expert = model_states(s.training, traits, l, params.expert, expert_shards);
         m.weights = Bytes(dense.weights + expert.weights);
         m.gradients = Bytes(dense.gradients + expert.gradients);
         m.optimizer = Bytes(dense.optimizer + expert.optimizer);

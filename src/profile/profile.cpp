@@ -104,20 +104,12 @@ std::vector<GemmPoint> parse_gemm_points(const json& array, const std::string& p
     return points;
 }
 
-// A profile may start from another one ("preset": "A100-SXM4-80GB") and override some of its
-// sections: a GPU variant that differs in memory only, say.
-json inherited(const json& doc, const std::string& path) {
-    json resolved = doc;
-    for (int depth = 0; resolved.is_object() && resolved.contains("preset"); ++depth) {
-        if (depth == 4) throw InputError(path + "/preset", value_text(resolved["preset"]), "profiles inherit at most 4 levels deep");
-        resolved = resolve_part(resolved, "calibration", data_dir() / "calibration", path);
-    }
-    return resolved;
-}
 }  // namespace
 
 CalibrationProfile CalibrationProfile::from_json(const json& document, const std::string& path, const GpuSpec& gpu) {
-    const json doc = inherited(document, path);
+    // A profile may start from another one ("preset": "A100-SXM4-80GB"): a GPU variant that
+    // differs in memory only, say.
+    const json doc = resolve_inherited(document, "calibration", path);
     ObjectReader r(doc, path, kProfileFields);
     auto data = std::make_shared<Data>();
     data->gpu = gpu;

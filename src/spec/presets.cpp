@@ -80,4 +80,13 @@ json resolve_part(const json& value, std::string_view kind, const fs::path& base
     return value;
 }
 
+json resolve_inherited(const json& doc, std::string_view kind, const std::string& path) {
+    json resolved = doc;
+    for (int depth = 0; resolved.is_object() && resolved.contains("preset"); ++depth) {
+        if (depth == 4) throw InputError(path + "/preset", value_text(resolved["preset"]), "presets inherit at most 4 levels deep");
+        resolved = resolve_part(resolved, kind, data_dir() / std::string(kind), path);
+    }
+    return resolved;
+}
+
 }  // namespace sextant

@@ -30,4 +30,8 @@ json load_preset(std::string_view kind, const std::string& name, const std::stri
 json resolve_part(const json& value, std::string_view kind, const std::filesystem::path& base_dir,
                   const std::string& path);
 
+// A preset that starts from another of its kind ("preset": NAME) and overrides some of its keys,
+// resolved through at most four levels.
+json resolve_inherited(const json& doc, std::string_view kind, const std::string& path);
+
 }  // namespace sextant

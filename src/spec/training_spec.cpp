@@ -20,7 +20,7 @@ constexpr FieldDef kTrainingFields[] = {
 constexpr FieldDef kOptimizerFields[] = {
     {"name", FieldType::String, "optimizer", "", "adamw", -1e300, 1e300, "adamw|adam"},
     {"master_weights", FieldType::Boolean, "fp32 master copy of the weights", "", "true"},
-    {"grad_dtype", FieldType::String, "gradient accumulation dtype", "", "fp32", -1e300, 1e300,
+    {"grad_dtype", FieldType::String, "gradient accumulation dtype", "", "the runtime profile's", -1e300, 1e300,
      "fp32|bf16|fp16"},
     {"state_dtype", FieldType::String, "Adam moment dtype", "", "fp32", -1e300, 1e300,
      "fp32|bf16"},
@@ -63,7 +63,7 @@ TrainingSpec parse_training(const json& training, const json& top, const std::st
         ObjectReader orr(*o, r.path_of("optimizer"), kOptimizerFields);
         t.optimizer.name = orr.string("name").value_or("adamw");
         t.optimizer.master_weights = orr.boolean("master_weights").value_or(true);
-        t.optimizer.grad_dtype = parse_precision(orr.string("grad_dtype").value_or("fp32"));
+        if (const auto grad = orr.string("grad_dtype")) t.optimizer.grad_dtype = parse_precision(*grad);
         t.optimizer.state_dtype = parse_precision(orr.string("state_dtype").value_or("fp32"));
     }
     return t;

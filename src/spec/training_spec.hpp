@@ -2,6 +2,7 @@
 // What one optimizer step trains on, in which precision, with which optimizer.
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
 
 #include "spec/fields.hpp"
@@ -13,7 +14,7 @@ namespace sextant {
 struct OptimizerSpec {
     std::string name = "adamw";
     bool master_weights = true;          // fp32 master copy beside the 16-bit weights
-    Precision grad_dtype = Precision::Fp32;   // Megatron accumulates gradients in fp32
+    std::optional<Precision> grad_dtype;      // unset: the runtime profile's (gradient_dtype())
     Precision state_dtype = Precision::Fp32;  // Adam moments
 };
 
