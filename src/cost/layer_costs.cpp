@@ -26,7 +26,8 @@ Shapes shapes(const Scenario& s, const Layout& l) {
 
 class Kernels {
 public:
-    Kernels(const CostContext& ctx) : ctx_(ctx), precision_(ctx.scenario.training.precision) {}
+    Kernels(const CostContext& ctx) : Kernels(ctx, ctx.scenario.training.precision) {}
+    Kernels(const CostContext& ctx, Precision precision) : ctx_(ctx), precision_(precision) {}
 
     double gemm(double m, double n, double k) const {
         if (m < 1 || n < 1 || k < 1) return 0.0;
@@ -225,7 +226,10 @@ PhaseCost embedding_cost(const CostContext& ctx, const Layout& l, bool backward)
 }
 
 PhaseCost output_cost(const CostContext& ctx, const Layout& l, bool backward) {
-    const Kernels k(ctx);
+    // FP8 recipes keep the output projection in bf16: Megatron-Core's output layer is not a
+    // Transformer Engine module, and torchtitan's Float8 conversion skips "output".
+    const Precision p = ctx.scenario.training.precision;
+    const Kernels k(ctx, p == Precision::Fp8 ? Precision::Bf16 : p);
     const Shapes x = shapes(ctx.scenario, l);
     const ModelSpec& m = ctx.scenario.model;
     PhaseCost f, b;
