@@ -14,10 +14,10 @@ struct ModelStates {
     double weights = 0, gradients = 0, optimizer = 0;
 };
 
-// Mixed-precision AdamW per parameter: 16-bit weights, gradients in the runtime's grad dtype, and an fp32
-// master copy plus two moments; ZeRO shards optimizer state (1), then gradients (2), then weights
-// (3) over the `shards` data-parallel ranks holding replicas. Offload keeps the optimizer state
-// on the host.
+// Mixed-precision AdamW per parameter: 16-bit weights, gradients in the runtime's dtype (fp32 in
+// Megatron), and an fp32 master copy plus two moments; ZeRO shards optimizer state (1), then
+// gradients (2), then weights (3) over the `shards` data-parallel ranks holding replicas. Offload
+// keeps the optimizer state on the host.
 ModelStates model_states(const TrainingSpec& t, const RuntimeTraits& traits, const Layout& l, double params, double shards) {
     const int zero = l.zero_stage;
     const double weight_bytes = 2.0;
