@@ -1,6 +1,7 @@
 // The planner's search: valid candidates, fixed knobs respected, deterministic ranking for any
-// thread or shard count, and the exporters. Costs come from a small closed-form test double so
-// that the expected winner is known.
+// thread or shard count, and the exporters. Most costs come from a small closed-form test double
+// so that the expected winner is known; the last tests use Sextant's own cost models against
+// searches and measured sweeps.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -276,4 +277,53 @@ TEST_CASE("a fixed pp that a searched tp x cp leaves no room for is skipped, not
     const auto candidates = enumerate_candidates(s, fixed, {});
     REQUIRE(!candidates.empty());
     for (const auto& c : candidates) CHECK(c.tp * c.pp * c.cp <= 64);
+}
+
+namespace {
+// Per-GPU throughput of one Megatron-LM 2021 layout on 64 A100s (Narayanan et al. Sec. 5.4:
+// microbatch 1, activation recomputation), as the planner's own evaluator simulates it.
+double narayanan_sweep_tokens(const json& model, std::int64_t batch, std::int64_t tp, std::int64_t pp) {
+    const json doc = {{"model", model},
+                      {"cluster", {{"preset", "dgx-a100-superpod"}, {"gpus", 64}}},
+                      {"seq_len", 2048},
+                      {"global_batch", batch},
+                      {"precision", "fp16"},
+                      {"framework", "megatron-lm-2021"},
+                      {"layout", {{"tp", tp}, {"pp", pp}, {"dp", 64 / (tp * pp)}, {"vp", 1}, {"microbatch", 1}, {"recompute", "full"}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    const PlanScore score = make_step_evaluator(s)->simulate(resolve_layout(s, s.layout));
+    REQUIRE(score.fits);
+    return score.tokens_per_s;
+}
+}  // namespace
+
+TEST_CASE("the cost model orders Narayanan et al.'s measured sweeps of TP, PP and DP (Figs. 13-15) as the paper does") {
+    // These sweeps are why the planner prefers pipeline and data parallelism to wide TP for the
+    // mid-size models of Table 1. Fig. 14 (5.9B, PP x DP) and Fig. 15 (TP x DP): throughput falls
+    // at every step up in PP or TP, for batch 32, 128 and 512; at batch 512, PP 2 x DP 32 (~148
+    // TFLOP/s) beats TP 2 x DP 32 (~128). Fig. 13 (162B, PP x TP): (8, 8) is the best of the five
+    // at batch 32, and both extremes, (2, 32) and (32, 2), lose to it at batch 32 and 128.
+    const json gpt_5_9b = {{"name", "gpt-5.9b"}, {"arch", "gpt"}, {"layers", 32}, {"hidden", 3840}, {"ffn_hidden", 15360},
+                           {"heads", 32}, {"kv_heads", 32}, {"vocab", 51200}};
+    const json gpt_162b = {{"name", "gpt-162b"}, {"arch", "gpt"}, {"layers", 32}, {"hidden", 20480}, {"ffn_hidden", 81920},
+                           {"heads", 128}, {"kv_heads", 128}, {"vocab", 51200}};
+    const std::int64_t widths[] = {2, 4, 8, 16, 32};
+    for (std::int64_t batch : {32, 128, 512}) {
+        CAPTURE(batch);
+        for (std::size_t i = 1; i < std::size(widths); ++i) {
+            CAPTURE(widths[i]);
+            CHECK(narayanan_sweep_tokens(gpt_5_9b, batch, 1, widths[i]) < narayanan_sweep_tokens(gpt_5_9b, batch, 1, widths[i - 1]));
+            CHECK(narayanan_sweep_tokens(gpt_5_9b, batch, widths[i], 1) < narayanan_sweep_tokens(gpt_5_9b, batch, widths[i - 1], 1));
+        }
+    }
+    CHECK(narayanan_sweep_tokens(gpt_5_9b, 512, 1, 2) > narayanan_sweep_tokens(gpt_5_9b, 512, 2, 1));
+    const auto fig13 = [&](std::int64_t batch, std::int64_t pp) { return narayanan_sweep_tokens(gpt_162b, batch, 64 / pp, pp); };
+    for (std::int64_t pp : {2, 4, 16, 32}) {
+        CAPTURE(pp);
+        CHECK(fig13(32, pp) < fig13(32, 8));
+    }
+    for (std::int64_t batch : {32, 128}) {
+        CHECK(fig13(batch, 2) < fig13(batch, 8));
+        CHECK(fig13(batch, 32) < fig13(batch, 8));
+    }
 }

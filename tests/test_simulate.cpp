@@ -260,6 +260,25 @@ TEST_CASE("held-out NVIDIA H100 runs (NeMo 24.07 FP8 table, Nemotron-4 340B) fal
     CHECK(r.mape_pct <= 7.0);
 }
 
+TEST_CASE("held-out Megatron-LM 2021 strong scaling on A100 (Narayanan et al. Table 2) within 12%, losing throughput with scale as measured") {
+    // GPT-3 175B on 384/768/1,536 GPUs and 530B on 560/1,120/2,240 GPUs at a fixed global batch:
+    // measured 153 -> 141 and 171 -> 159 TFLOP/s per GPU. Fewer microbatches per replica mean a
+    // larger pipeline bubble; the prediction must lose throughput in the same direction.
+    const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "megatron-lm-a100.json");
+    REQUIRE(r.runs.size() == 6);
+    for (const auto& v : r.runs) {
+        CAPTURE(v.id);
+        CHECK(std::fabs(v.error_pct) <= 12.0);
+    }
+    CHECK(r.mape_pct <= 10.0);
+    for (std::size_t first : {0u, 3u}) {
+        const RunValidation &small = r.runs[first], &large = r.runs[first + 2];
+        CAPTURE(small.id);
+        // Per-GPU throughput is global batch / (step time x GPUs); the GPU count quadruples.
+        CHECK(small.predicted_step_time_s / (4 * large.predicted_step_time_s) < 1.0);
+    }
+}
+
 TEST_CASE("a published run's unknown framework runs on the nearest runtime profile") {
     CHECK(nearest_runtime_profile("megatron-lm-2022") == "megatron-lm-2022");
     CHECK(nearest_runtime_profile("torchtitan-2025") == "torchtitan-2024");
