@@ -201,6 +201,30 @@ TEST_CASE("rule: sizes are positive integers") {
     expect(d, "/cluster/gpus", "positive integer");
 }
 
+TEST_CASE("rule: sizes have upper bounds, and absurd ones are errors, not overflows") {
+    json d = base();
+    d["model"] = {{"layers", 4}, {"hidden", 1e30}, {"heads", 8}, {"vocab", 1000}, {"ffn_hidden", 4096}};
+    expect(d, "/model/hidden", "at most 1048576");
+    d = base();
+    d["global_batch"] = 4611686018427387904LL;
+    expect(d, "/global_batch", "at most 1073741824");
+    d = base();
+    d["layout"]["microbatch"] = 1 << 30;  // dp x microbatch would pass the global batch
+    expect(d, "/global_batch", "multiple of dp x microbatch (4 x 1073741824)");
+    d = base();
+    d["layout"] = {{"tp", 1 << 24}, {"pp", 1 << 24}, {"dp", 1 << 24}};  // 2^72 GPUs, were it multiplied
+    expect(d, "/layout", "> /cluster/gpus");
+    d = base();
+    d["layout"] = {{"tp", 1 << 24}, {"pp", 1 << 24}};  // dp left to fill the cluster
+    expect(d, "/layout", "must divide /cluster/gpus (64)");
+    d = base();
+    d["layout"] = {{"tp", 8}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}};
+    d["global_batch"] = 8 * 65537;
+    expect(d, "/global_batch", "65537 microbatches per data-parallel replica");
+    d["global_batch"] = 8 * 65536;
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));
+}
+
 TEST_CASE("rule: values have the declared type and choices") {
     json d = base();
     d["layout"]["tp"] = "8";
@@ -268,6 +292,18 @@ TEST_CASE("Hugging Face config.json: Llama, Mixtral, Qwen2 and DeepSeek-V3 field
     json bad = llama;
     bad["num_attention_heads"] = 0;
     CHECK_THROWS_AS(parse_hf_config(bad, "/model"), InputError);
+    for (const json& value : {json(0), json(-8), json(2.5), json(1e30), json("8")}) {
+        CAPTURE(value.dump());
+        bad = llama;
+        bad["num_key_value_heads"] = value;  // 0 used to divide by zero
+        try {
+            parse_hf_config(bad, "/model");
+            FAIL("expected an InputError");
+        } catch (const InputError& e) {
+            CHECK(e.path() == "/model/num_key_value_heads");
+            CHECK(std::string(e.what()).find("must be an integer from 1 to 16777216") != std::string::npos);
+        }
+    }
 }
 
 TEST_CASE("every published run, saved on its own, is a valid scenario") {
@@ -297,4 +333,9 @@ TEST_CASE("the CLI exits 2 with the rule on stderr for bad input, 0 for good") {
     CHECK(WEXITSTATUS(good_status) == 0);
     const int usage_status = std::system((binary + " memory --no-such-flag >/dev/null 2>&1").c_str());
     CHECK(WEXITSTATUS(usage_status) == 2);
+    const int top_status = std::system((binary + " plan " + (dir / "good.json").string() + " --top 0 >/dev/null 2>" + err).c_str());
+    CHECK(WEXITSTATUS(top_status) == 2);
+    std::ifstream top_in(err);
+    const std::string top_message((std::istreambuf_iterator<char>(top_in)), std::istreambuf_iterator<char>());
+    CHECK(top_message.find("--top: \"0\": must be a positive integer") != std::string::npos);
 }

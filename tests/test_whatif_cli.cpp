@@ -80,6 +80,19 @@ TEST_CASE("whatif: bad flags and values exit 2 with the flag named") {
     CHECK(o.code == 2);
     o = run("whatif checkpoint /no/such/file.json");
     CHECK(o.code == 2);
+    o = run("whatif checkpoint " + kScenario + " --train-tokens 0");  // was taken as "not given"
+    CHECK(o.code == 2);
+    CHECK(o.out.find("--train-tokens: \"0\": must be a positive number of tokens") != std::string::npos);
+    o = run("whatif checkpoint " + kScenario + " --days -2");
+    CHECK(o.code == 2);
+    CHECK(o.out.find("--days: \"-2\": must be a positive number of days") != std::string::npos);
+    // Every failure of the run is drawn: an absurd budget is refused rather than run for hours.
+    o = run("whatif checkpoint " + kScenario + " --days 4000");
+    CHECK(o.code == 2);
+    CHECK(o.out.find("--days = 4000: run-level studies go up to 3650 days") != std::string::npos);
+    o = run("whatif checkpoint " + kScenario + " --train-tokens 1e18");
+    CHECK(o.code == 2);
+    CHECK(o.out.find("/reliability/train_tokens = 1e+18: is ") != std::string::npos);
 }
 
 TEST_CASE("whatif spares, async, storage, failure-rate answer in JSON") {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/mpi_session.hpp"
 #include "core/error.hpp"
 #include "planner/emit.hpp"
@@ -181,9 +182,11 @@ void add_plan_command(CLI::App& app) {
     static PlanArgs args;
     auto* cmd = app.add_subcommand("plan", "Search every layout the scenario leaves open; rank by predicted MFU");
     cmd->add_option("scenario", args.scenario, "scenario JSON file")->required();
-    cmd->add_option("--top", args.top, "plans to print")->check(CLI::PositiveNumber);
-    cmd->add_option("--simulate-top", args.simulate_top, "screened candidates to simulate")->check(CLI::PositiveNumber);
-    cmd->add_option("--threads", args.threads, "worker threads (default: all cores)");
+    cmd->add_option("--top", args.top, "plans to print")->check(at_least(1, "must be a positive integer"));
+    cmd->add_option("--simulate-top", args.simulate_top, "screened candidates to simulate")
+        ->check(at_least(1, "must be a positive integer"));
+    cmd->add_option("--threads", args.threads, "worker threads (default or 0: all cores)")
+        ->check(at_least(0, "must be 0 (all cores) or a positive integer"));
     cmd->add_option("--objective", args.objective, "mfu or tokens_per_s");
     cmd->add_option("--gpus", args.gpus, "also search the GPU count: N, N1,N2 or LO..HI (doubling)");
     cmd->add_option("--global-batch", args.global_batch, "also search the global batch: N, N1,N2 or LO..HI");

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/whatif_report.hpp"
 #include "core/error.hpp"
 #include "reliability/duration_text.hpp"
@@ -45,8 +46,8 @@ struct Study {
 ReliabilitySpec read_spec(const WhatifOptions& o, const Scenario& scenario) {
     const json* object = scenario.extensions.contains("reliability") ? &scenario.extensions["reliability"] : nullptr;
     ReliabilitySpec spec = parse_reliability(object ? *object : json(), "/reliability");
-    if (o.train_tokens < 0) throw InputError("--train-tokens", fmt::format("{:g}", o.train_tokens), "must be positive");
-    if (o.days < 0) throw InputError("--days", fmt::format("{:g}", o.days), "must be positive");
+    if (o.days > kLongestRunDays)
+        throw InputError("--days", fmt::format("{:g}", o.days), fmt::format("run-level studies go up to {:g} days", kLongestRunDays));
     if (o.train_tokens > 0 && o.days > 0)
         throw InputError("--days", fmt::format("{:g}", o.days), "give either --days or --train-tokens, not both");
     if (o.train_tokens > 0) spec.train_tokens = o.train_tokens;
@@ -179,21 +180,6 @@ void run_async(const WhatifOptions& o) {
                 "write ends loses that checkpoint");
 }
 
-// CLI11's own range checks print the full range of a double; say the rule instead.
-CLI::Validator at_least(long long min, const char* rule) {
-    return CLI::Validator(
-        [min, rule](std::string& text) -> std::string {
-            try {
-                std::size_t used = 0;
-                const long long v = std::stoll(text, &used);
-                if (used == text.size() && v >= min) return "";
-            } catch (const std::exception&) {
-            }
-            return "\"" + text + "\": " + rule;
-        },
-        "", "");
-}
-
 void add_common(CLI::App* cmd, WhatifOptions& o) {
     cmd->add_option("scenario", o.scenario, "scenario JSON file")->required();
     cmd->add_option("--trials", o.trials, "Monte Carlo trials (default /reliability/trials, 1000)")
@@ -202,8 +188,10 @@ void add_common(CLI::App* cmd, WhatifOptions& o) {
         ->check(at_least(0, "must be a non-negative integer"));
     cmd->add_flag("--json", o.as_json, "one JSON document");
     cmd->add_option("--csv", o.csv, "also write the curve as CSV to FILE");
-    cmd->add_option("--train-tokens", o.train_tokens, "token budget (default /reliability/train_tokens, /training/train_tokens)");
-    cmd->add_option("--days", o.days, "instead of a token budget: this many days of failure-free training");
+    cmd->add_option("--train-tokens", o.train_tokens, "token budget (default /reliability/train_tokens, /training/train_tokens)")
+        ->check(positive("must be a positive number of tokens"));
+    cmd->add_option("--days", o.days, "instead of a token budget: this many days of failure-free training")
+        ->check(positive("must be a positive number of days"));
 }
 }  // namespace
 

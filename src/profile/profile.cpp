@@ -23,18 +23,18 @@ constexpr FieldDef kProfileFields[] = {
     {"factors", FieldType::Object, "fitted multipliers {compute, communication, overlap}"},
 };
 constexpr FieldDef kGemmPointFields[] = {
-    {"m", FieldType::Integer, "rows of A and C", "", "", 1},
-    {"n", FieldType::Integer, "columns of B and C", "", "", 1},
-    {"k", FieldType::Integer, "inner dimension", "", "", 1},
+    {"m", FieldType::Integer, "rows of A and C", "", "", 1, 1 << 24},
+    {"n", FieldType::Integer, "columns of B and C", "", "", 1, 1 << 24},
+    {"k", FieldType::Integer, "inner dimension", "", "", 1, 1 << 24},
     {"tflops", FieldType::Number, "achieved throughput", "TFLOP/s", "", 0.001},
     {"source", FieldType::String, "where the point comes from"},
 };
 constexpr FieldDef kAttentionFields[] = {
-    {"seq", FieldType::Integer, "sequence length", "tokens", "", 1},
-    {"head_dim", FieldType::Integer, "head size", "", "", 1},
-    {"batch", FieldType::Integer, "sequences in the measured batch", "", "", 1},
-    {"heads", FieldType::Integer, "query heads", "", "", 1},
-    {"kv_heads", FieldType::Integer, "key/value heads", "", "", 1},
+    {"seq", FieldType::Integer, "sequence length", "tokens", "", 1, 1 << 27},
+    {"head_dim", FieldType::Integer, "head size", "", "", 1, 1 << 16},
+    {"batch", FieldType::Integer, "sequences in the measured batch", "", "", 1, 1 << 30},
+    {"heads", FieldType::Integer, "query heads", "", "", 1, 1 << 16},
+    {"kv_heads", FieldType::Integer, "key/value heads", "", "", 1, 1 << 16},
     {"causal", FieldType::Boolean, "causal mask", "", "true"},
     {"fwd_tflops", FieldType::Number, "forward throughput", "TFLOP/s", "", 0.001},
     {"bwd_tflops", FieldType::Number, "backward throughput", "TFLOP/s", "", 0.001},

@@ -1,5 +1,7 @@
 #include "reliability/run_setup.hpp"
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 
 namespace sextant::reliability {
@@ -18,12 +20,25 @@ FailureProcess job_process(const FailureSpec& f, double nodes, double multiplier
     return p;
 }
 
-double token_budget(const Scenario& s, const ReliabilitySpec& spec) {
-    if (spec.train_tokens) return *spec.train_tokens;
-    if (s.training.train_tokens > 0) return s.training.train_tokens;
+struct TokenBudget {
+    double tokens;
+    const char* path;
+};
+
+TokenBudget token_budget(const Scenario& s, const ReliabilitySpec& spec) {
+    if (spec.train_tokens) return {*spec.train_tokens, "/reliability/train_tokens"};
+    if (s.training.train_tokens > 0) return {s.training.train_tokens, "/training/train_tokens"};
     throw InputError("/training/train_tokens", "",
                      "is needed for a run-level study (the token budget of the run); or give "
                      "/reliability/train_tokens");
+}
+
+void check_run_length(const TokenBudget& budget, double days) {
+    if (days > kLongestRunDays)
+        throw InputError(budget.path, fmt::format("{:g}", budget.tokens),
+                         fmt::format("is {:.3g} days of failure-free training; run-level studies go up to {:g} days "
+                                     "(a budget from --train-tokens counts here too)",
+                                     days, kLongestRunDays));
 }
 }  // namespace
 
@@ -53,8 +68,10 @@ RunSetup make_run_setup(const Scenario& s, const ReliabilitySpec& spec) {
     RunSetup r;
     r.spec = spec;
     r.step = step_time(s, spec);
-    r.train_tokens = token_budget(s, spec);
+    const TokenBudget budget = token_budget(s, spec);
+    r.train_tokens = budget.tokens;
     r.steps = r.train_tokens / s.training.tokens_per_step();
+    check_run_length(budget, r.steps * r.step.seconds / kDay);
     r.size = checkpoint_size(s);
     r.times = checkpoint_times(s, spec, r.size);
     r.nodes = static_cast<double>(s.cluster.nodes() > 0 ? s.cluster.nodes() : 1);

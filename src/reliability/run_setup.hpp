@@ -11,6 +11,10 @@
 
 namespace sextant::reliability {
 
+// The simulation draws every failure of the run: a budget of more than ten years of training is
+// a typo, not a plan, and would keep it busy for hours.
+constexpr double kLongestRunDays = 3650.0;
+
 struct RunSetup {
     ReliabilitySpec spec;
     StepTime step;

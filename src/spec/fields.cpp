@@ -107,9 +107,10 @@ void ObjectReader::check_range(const FieldDef& field, double value, const json& 
                                : "must be at least " + format_bound(field.min);
         throw InputError(path_of(field.name), value_text(raw_value), rule);
     }
-    if (value > field.max)
-        throw InputError(path_of(field.name), value_text(raw_value),
-                         "must be at most " + format_bound(field.max));
+    // An integer without its own bound still has to fit the 64-bit count it is read into.
+    const double max = field.type == FieldType::Integer ? std::min(field.max, 9007199254740992.0) : field.max;
+    if (value > max)
+        throw InputError(path_of(field.name), value_text(raw_value), "must be at most " + format_bound(max));
 }
 
 std::string ObjectReader::path_of(std::string_view name) const {

@@ -16,7 +16,7 @@ constexpr FieldDef kGpuFields[] = {
     {"hbm_gib", FieldType::Number, "usable HBM capacity", "GiB", "", 1},
     {"hbm_tbps", FieldType::Number, "HBM bandwidth", "TB/s", "", 0.01},
     {"nvlink_gbps", FieldType::Number, "NVLink bandwidth per GPU per direction", "GB/s", "", 1},
-    {"nvlink_domain", FieldType::Integer, "GPUs in one NVLink domain", "", "8", 1},
+    {"nvlink_domain", FieldType::Integer, "GPUs in one NVLink domain", "", "8", 1, 1 << 24},
     {"nvls", FieldType::Boolean, "NVLink SHARP available", "", "false"},
     {"tdp_w", FieldType::Number, "board power", "W", "0", 0},
     {"source", FieldType::String, "where the figures come from"},

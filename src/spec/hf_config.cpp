@@ -1,6 +1,8 @@
 // Reads a Hugging Face transformers config.json (Llama, Mistral/Mixtral, Qwen2, DeepSeek-V3).
 // HF configs carry many keys irrelevant to training cost (dropout, token ids, rope scaling), so
 // unknown keys are ignored here, unlike in Sextant's own format.
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -9,19 +11,28 @@
 namespace sextant {
 
 namespace {
+// Sizes in a config.json are counts and dimensions; beyond this none is a real model, and the
+// products Sextant forms from them must stay exact.
+constexpr std::int64_t kLargestSize = std::int64_t{1} << 24;
+
+std::int64_t size_value(const json& v, const std::string& path, std::int64_t min) {
+    const bool integral = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+    if (!integral || v.get<double>() < static_cast<double>(min) || v.get<double>() > static_cast<double>(kLargestSize))
+        throw InputError(path, value_text(v), "must be an integer from " + std::to_string(min) + " to " + std::to_string(kLargestSize));
+    return static_cast<std::int64_t>(v.get<double>());
+}
+
 std::int64_t positive(const json& o, const std::string& path, const char* key) {
     auto it = o.find(key);
     if (it == o.end() || it->is_null())
         throw InputError(path + "/" + key, "", "is required in a Hugging Face config");
-    if (!it->is_number_integer() || it->get<std::int64_t>() <= 0)
-        throw InputError(path + "/" + key, value_text(*it), "must be a positive integer");
-    return it->get<std::int64_t>();
+    return size_value(*it, path + "/" + key, 1);
 }
 
-std::int64_t optional_int(const json& o, const char* key, std::int64_t fallback) {
+std::int64_t optional_int(const json& o, const std::string& path, const char* key, std::int64_t fallback, std::int64_t min) {
     auto it = o.find(key);
-    if (it == o.end() || it->is_null() || !it->is_number()) return fallback;
-    return it->get<std::int64_t>();
+    if (it == o.end() || it->is_null()) return fallback;
+    return size_value(*it, path + "/" + key, min);
 }
 }  // namespace
 
@@ -38,8 +49,8 @@ ModelSpec parse_hf_config(const json& o, const std::string& path) {
     m.hidden = positive(o, path, "hidden_size");
     m.heads = positive(o, path, "num_attention_heads");
     m.vocab = positive(o, path, "vocab_size");
-    m.kv_heads = optional_int(o, "num_key_value_heads", m.heads);
-    m.head_dim = optional_int(o, "head_dim", m.hidden / m.heads);
+    m.kv_heads = optional_int(o, path, "num_key_value_heads", m.heads, 1);
+    m.head_dim = optional_int(o, path, "head_dim", std::max<std::int64_t>(1, m.hidden / m.heads), 1);
     m.ffn_hidden = positive(o, path, "intermediate_size");
     m.tied_embeddings = o.value("tie_word_embeddings", false);
     m.norm = NormKind::RmsNorm;
@@ -56,15 +67,15 @@ ModelSpec parse_hf_config(const json& o, const std::string& path) {
         m.moe.experts = positive(o, path, "n_routed_experts");
         m.moe.top_k = positive(o, path, "num_experts_per_tok");
         m.moe.expert_ffn_hidden = positive(o, path, "moe_intermediate_size");
-        m.moe.shared_experts = optional_int(o, "n_shared_experts", 0);
+        m.moe.shared_experts = optional_int(o, path, "n_shared_experts", 0, 0);
         m.moe.shared_ffn_hidden = m.moe.expert_ffn_hidden;
-        m.moe.first_dense_layers = optional_int(o, "first_k_dense_replace", 0);
-        m.moe.layer_frequency = optional_int(o, "moe_layer_freq", 1);
-        m.mtp_layers = optional_int(o, "num_nextn_predict_layers", 0);
+        m.moe.first_dense_layers = optional_int(o, path, "first_k_dense_replace", 0, 0);
+        m.moe.layer_frequency = optional_int(o, path, "moe_layer_freq", 1, 1);
+        m.mtp_layers = optional_int(o, path, "num_nextn_predict_layers", 0, 0);
     }
     if (o.contains("kv_lora_rank") && !o["kv_lora_rank"].is_null()) {
         m.attention = AttentionKind::MultiLatent;
-        m.mla.q_lora_rank = optional_int(o, "q_lora_rank", 0);
+        m.mla.q_lora_rank = optional_int(o, path, "q_lora_rank", 0, 0);
         m.mla.kv_lora_rank = positive(o, path, "kv_lora_rank");
         m.mla.qk_nope_head_dim = positive(o, path, "qk_nope_head_dim");
         m.mla.qk_rope_head_dim = positive(o, path, "qk_rope_head_dim");

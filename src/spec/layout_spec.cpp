@@ -9,13 +9,13 @@ namespace sextant {
 
 namespace {
 constexpr FieldDef kLayoutFields[] = {
-    {"tp", FieldType::Integer, "tensor-parallel degree", "", "1", 1},
-    {"pp", FieldType::Integer, "pipeline-parallel stages", "", "1", 1},
-    {"dp", FieldType::Integer, "data-parallel degree", "", "gpus/(tp*pp*cp)", 1},
-    {"cp", FieldType::Integer, "context-parallel degree", "", "1", 1},
-    {"ep", FieldType::Integer, "expert-parallel degree (divides dp*cp)", "", "1", 1},
-    {"vp", FieldType::Integer, "virtual pipeline chunks per stage (interleaved 1F1B)", "", "1", 1},
-    {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", "1", 1},
+    {"tp", FieldType::Integer, "tensor-parallel degree", "", "1", 1, 1 << 24},
+    {"pp", FieldType::Integer, "pipeline-parallel stages", "", "1", 1, 1 << 24},
+    {"dp", FieldType::Integer, "data-parallel degree", "", "gpus/(tp*pp*cp)", 1, 1 << 24},
+    {"cp", FieldType::Integer, "context-parallel degree", "", "1", 1, 1 << 24},
+    {"ep", FieldType::Integer, "expert-parallel degree (divides dp*cp)", "", "1", 1, 1 << 24},
+    {"vp", FieldType::Integer, "virtual pipeline chunks per stage (interleaved 1F1B)", "", "1", 1, 1 << 24},
+    {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", "1", 1, 1 << 30},
     {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", "0", 0, 3},
     {"sequence_parallel", FieldType::Boolean, "Megatron sequence parallelism", "", "tp > 1"},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU (ZeRO-Offload)", "", "false"},

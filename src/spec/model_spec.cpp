@@ -13,15 +13,15 @@ constexpr FieldDef kModelFields[] = {
      "family defaults: gpt = LayerNorm, GeLU MLP, learned positions, biases; llama = RMSNorm, "
      "SwiGLU, rotary, no biases",
      "", "llama", -1e300, 1e300, "gpt|llama"},
-    {"layers", FieldType::Integer, "transformer layers", "", "", 1},
-    {"hidden", FieldType::Integer, "hidden size h", "", "", 1},
-    {"ffn_hidden", FieldType::Integer, "MLP inner size (per matrix for SwiGLU)", "", "4h (gpt)", 1},
-    {"heads", FieldType::Integer, "attention (query) heads", "", "", 1},
-    {"kv_heads", FieldType::Integer, "key/value heads (GQA when below heads)", "", "heads", 1},
-    {"head_dim", FieldType::Integer, "size of one attention head", "", "hidden/heads", 1},
-    {"vocab", FieldType::Integer, "vocabulary size", "", "", 1},
-    {"max_positions", FieldType::Integer, "learned position embeddings (gpt)", "", "seq_len", 1},
-    {"mtp_layers", FieldType::Integer, "multi-token-prediction modules", "", "0", 0},
+    {"layers", FieldType::Integer, "transformer layers", "", "", 1, 1 << 16},
+    {"hidden", FieldType::Integer, "hidden size h", "", "", 1, 1 << 20},
+    {"ffn_hidden", FieldType::Integer, "MLP inner size (per matrix for SwiGLU)", "", "4h (gpt)", 1, 1 << 22},
+    {"heads", FieldType::Integer, "attention (query) heads", "", "", 1, 1 << 16},
+    {"kv_heads", FieldType::Integer, "key/value heads (GQA when below heads)", "", "heads", 1, 1 << 16},
+    {"head_dim", FieldType::Integer, "size of one attention head", "", "hidden/heads", 1, 1 << 16},
+    {"vocab", FieldType::Integer, "vocabulary size", "", "", 1, 1 << 24},
+    {"max_positions", FieldType::Integer, "learned position embeddings (gpt)", "", "seq_len", 1, 1 << 27},
+    {"mtp_layers", FieldType::Integer, "multi-token-prediction modules", "", "0", 0, 1 << 16},
     {"tied_embeddings", FieldType::Boolean, "output layer shares the input embedding", "", "arch (gpt: true)"},
     {"linear_bias", FieldType::Boolean, "biases on every linear layer", "", "arch"},
     {"qkv_bias", FieldType::Boolean, "biases on the QKV projection only (Qwen2)", "", "false"},
@@ -35,25 +35,25 @@ constexpr FieldDef kModelFields[] = {
 };
 
 constexpr FieldDef kMoeFields[] = {
-    {"experts", FieldType::Integer, "routed experts", "", "", 1},
-    {"top_k", FieldType::Integer, "experts per token", "", "", 1},
-    {"expert_ffn_hidden", FieldType::Integer, "MLP inner size of one expert", "", "ffn_hidden", 1},
-    {"shared_experts", FieldType::Integer, "always-active shared experts", "", "0", 0},
+    {"experts", FieldType::Integer, "routed experts", "", "", 1, 1 << 16},
+    {"top_k", FieldType::Integer, "experts per token", "", "", 1, 1 << 16},
+    {"expert_ffn_hidden", FieldType::Integer, "MLP inner size of one expert", "", "ffn_hidden", 1, 1 << 22},
+    {"shared_experts", FieldType::Integer, "always-active shared experts", "", "0", 0, 1 << 16},
     {"shared_ffn_hidden", FieldType::Integer, "MLP inner size of one shared expert", "",
-     "expert_ffn_hidden", 1},
-    {"first_dense_layers", FieldType::Integer, "leading layers with a dense MLP", "", "0", 0},
-    {"layer_frequency", FieldType::Integer, "every n-th layer after those is MoE", "", "1", 1},
+     "expert_ffn_hidden", 1, 1 << 22},
+    {"first_dense_layers", FieldType::Integer, "leading layers with a dense MLP", "", "0", 0, 1 << 16},
+    {"layer_frequency", FieldType::Integer, "every n-th layer after those is MoE", "", "1", 1, 1 << 16},
     {"load_imbalance", FieldType::Number, "tokens of the busiest expert over the mean", "", "1.0",
      1.0},
 };
 
 constexpr FieldDef kMlaFields[] = {
     {"type", FieldType::String, "attention kind", "", "mla", -1e300, 1e300, "mla"},
-    {"q_lora_rank", FieldType::Integer, "query compression rank (0: none)", "", "0", 0},
-    {"kv_lora_rank", FieldType::Integer, "key/value compression rank", "", "", 1},
-    {"qk_nope_head_dim", FieldType::Integer, "per-head query/key size without rotary", "", "", 1},
-    {"qk_rope_head_dim", FieldType::Integer, "per-head rotary query/key size", "", "", 1},
-    {"v_head_dim", FieldType::Integer, "per-head value size", "", "", 1},
+    {"q_lora_rank", FieldType::Integer, "query compression rank (0: none)", "", "0", 0, 1 << 20},
+    {"kv_lora_rank", FieldType::Integer, "key/value compression rank", "", "", 1, 1 << 20},
+    {"qk_nope_head_dim", FieldType::Integer, "per-head query/key size without rotary", "", "", 1, 1 << 16},
+    {"qk_rope_head_dim", FieldType::Integer, "per-head rotary query/key size", "", "", 1, 1 << 16},
+    {"v_head_dim", FieldType::Integer, "per-head value size", "", "", 1, 1 << 16},
 };
 
 MoeSpec parse_moe(const json& object, const std::string& path, std::int64_t ffn_hidden) {

@@ -20,8 +20,8 @@ constexpr FieldDef kScenarioFields[] = {
     {"cluster", FieldType::Any, "cluster: inline object, topologies/ preset name or file path"},
     {"training", FieldType::Object, "batch, precision, optimizer (see /training)"},
     {"layout", FieldType::Object, "parallel layout (see /layout)"},
-    {"seq_len", FieldType::Integer, "tokens per sequence (published-runs form)", "tokens", "", 1},
-    {"global_batch", FieldType::Integer, "sequences per step (published-runs form)", "", "", 1},
+    {"seq_len", FieldType::Integer, "tokens per sequence (published-runs form)", "tokens", "", 1, 1 << 27},
+    {"global_batch", FieldType::Integer, "sequences per step (published-runs form)", "", "", 1, 1 << 30},
     {"precision", FieldType::String, "compute precision (published-runs form)", "", "bf16",
      -1e300, 1e300, "bf16|fp16|fp8"},
     {"framework", FieldType::String, "training runtime generation (published-runs form)"},
@@ -50,6 +50,21 @@ ModelSpec read_model(const json& value, const fs::path& base) {
 }
 
 std::string int_text(std::int64_t v) { return std::to_string(v); }
+
+// A step with more microbatches per replica than this is no training run anyone plans, and would
+// keep the discrete-event simulator busy for minutes.
+constexpr std::int64_t kMaxMicrobatches = 65536;
+
+// The product of parallel degrees (each at least 1), or nothing once it passes `limit`: an
+// absurd degree must be reported, not overflow.
+std::optional<std::int64_t> degree_product(std::initializer_list<std::int64_t> degrees, std::int64_t limit) {
+    std::int64_t product = 1;
+    for (std::int64_t d : degrees) {
+        if (d > limit / product) return std::nullopt;
+        product *= d;
+    }
+    return product;
+}
 }  // namespace
 
 std::span<const FieldDef> scenario_fields() { return kScenarioFields; }
@@ -114,15 +129,15 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.cp = spec.cp.value_or(1);
     l.ep = spec.ep.value_or(1);
     l.vp = spec.vp.value_or(1);
-    const std::int64_t model_parallel = l.tp * l.pp * l.cp;
     if (spec.dp) {
         l.dp = *spec.dp;
     } else {
-        if (s.cluster.gpus % model_parallel != 0)
+        const auto model_parallel = degree_product({l.tp, l.pp, l.cp}, s.cluster.gpus);
+        if (!model_parallel || s.cluster.gpus % *model_parallel != 0)
             throw InputError("/layout", "tp " + int_text(l.tp) + " x pp " + int_text(l.pp) +
                                             " x cp " + int_text(l.cp),
                              "must divide /cluster/gpus (" + int_text(s.cluster.gpus) + ")");
-        l.dp = s.cluster.gpus / model_parallel;
+        l.dp = s.cluster.gpus / *model_parallel;
     }
     l.microbatch = spec.microbatch.value_or(1);
     l.zero_stage = static_cast<int>(spec.zero_stage.value_or(0));
@@ -139,10 +154,11 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
 
 void validate_layout(const Scenario& s, const Layout& l) {
     const ModelSpec& m = s.model;
-    if (l.gpus() != s.cluster.gpus)
+    const auto gpus = degree_product({l.tp, l.pp, l.dp, l.cp}, s.cluster.gpus);
+    if (gpus != s.cluster.gpus)
         throw InputError("/layout",
-                         "tp " + int_text(l.tp) + " x pp " + int_text(l.pp) + " x dp " +
-                             int_text(l.dp) + " x cp " + int_text(l.cp) + " = " + int_text(l.gpus()),
+                         "tp " + int_text(l.tp) + " x pp " + int_text(l.pp) + " x dp " + int_text(l.dp) + " x cp " +
+                             int_text(l.cp) + (gpus ? " = " + int_text(*gpus) : " > /cluster/gpus"),
                          "the degrees must multiply to /cluster/gpus (" + int_text(s.cluster.gpus) + ")");
     if (m.heads % l.tp != 0)
         throw InputError("/layout/tp", int_text(l.tp),
@@ -189,10 +205,13 @@ void validate_layout(const Scenario& s, const Layout& l) {
                                  "a stage of " + int_text(n) + " layers cannot hold vp chunks of at least one layer");
     }
     const std::int64_t gb = s.training.global_batch;
-    if (gb % (l.dp * l.microbatch) != 0)
+    if (l.microbatch > gb / l.dp || gb % (l.dp * l.microbatch) != 0)
         throw InputError(s.global_batch_path, int_text(gb),
-                         "must be a multiple of dp x microbatch (" + int_text(l.dp) + " x " +
-                             int_text(l.microbatch) + " = " + int_text(l.dp * l.microbatch) + ")");
+                         "must be a multiple of dp x microbatch (" + int_text(l.dp) + " x " + int_text(l.microbatch) + ")");
+    if (l.microbatches(gb) > kMaxMicrobatches)
+        throw InputError(s.global_batch_path, int_text(gb),
+                         "gives " + int_text(l.microbatches(gb)) + " microbatches per data-parallel replica (global_batch / (dp x microbatch)); "
+                         "the simulator runs each one and takes at most " + int_text(kMaxMicrobatches) + ": raise dp or microbatch");
     if (l.schedule == Schedule::Interleaved && l.microbatches(gb) % l.pp != 0)
         throw InputError("/layout/vp", int_text(l.vp),
                          "the interleaved schedule needs the microbatches per step (" + int_text(l.microbatches(gb)) +

@@ -8,8 +8,8 @@ namespace sextant {
 
 namespace {
 constexpr FieldDef kTrainingFields[] = {
-    {"seq_len", FieldType::Integer, "tokens per sequence", "tokens", "", 1},
-    {"global_batch", FieldType::Integer, "sequences per optimizer step", "sequences", "", 1},
+    {"seq_len", FieldType::Integer, "tokens per sequence", "tokens", "", 1, 1 << 27},
+    {"global_batch", FieldType::Integer, "sequences per optimizer step", "sequences", "", 1, 1 << 30},
     {"precision", FieldType::String, "compute precision of the GEMMs", "", "bf16", -1e300, 1e300,
      "bf16|fp16|fp8"},
     {"framework", FieldType::String, "training runtime generation (see calibration/runtime/)"},
