@@ -339,3 +339,19 @@ TEST_CASE("the CLI exits 2 with the rule on stderr for bad input, 0 for good") {
     const std::string top_message((std::istreambuf_iterator<char>(top_in)), std::istreambuf_iterator<char>());
     CHECK(top_message.find("--top: \"0\": must be a positive integer") != std::string::npos);
 }
+
+TEST_CASE("schema states the range every numeric key is checked against") {
+    const auto range_of = [](std::span<const FieldDef> fields, std::string_view key) {
+        for (const auto& f : fields)
+            if (f.name == key) return range_text(f);
+        FAIL("no such key");
+        return std::string();
+    };
+    CHECK(range_of(layout_fields(), "tp") == "1..16777216");
+    CHECK(range_of(layout_fields(), "zero_stage") == "0..3");
+    CHECK(range_of(layout_fields(), "recompute").empty());
+    CHECK(range_of(training_fields(), "train_tokens") == "0..");
+    json d = base();
+    d["layout"]["zero_stage"] = 4;
+    expect(d, "/layout/zero_stage", "at most 3");
+}

@@ -55,6 +55,13 @@ std::string format_bound(double x) {
 }
 }  // namespace
 
+std::string range_text(const FieldDef& field) {
+    if (field.type != FieldType::Integer && field.type != FieldType::Number) return "";
+    const auto bounded = [](double x) { return std::isfinite(x) && std::fabs(x) < 1e300; };
+    if (!bounded(field.min) && !bounded(field.max)) return "";
+    return (bounded(field.min) ? format_bound(field.min) : "") + ".." + (bounded(field.max) ? format_bound(field.max) : "");
+}
+
 std::string value_text(const json& value) {
     std::string text = value.dump();
     if (text.size() > 60) text = text.substr(0, 57) + "...";

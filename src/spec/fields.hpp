@@ -72,5 +72,7 @@ private:
 
 // Helpers for rules that need the raw text of a value.
 std::string value_text(const json& value);
+// A numeric field's accepted range as "LO..HI" or "LO.." (empty for other fields), for `schema`.
+std::string range_text(const FieldDef& field);
 
 }  // namespace sextant
