@@ -83,7 +83,7 @@ TEST_CASE("Megatron-LM logs: elapsed time per iteration") {
     auto steps = parse_step_times(log, LogFormat::Megatron);
     REQUIRE(steps.size() == 6);
     CHECK(steps[0] == doctest::Approx(25.1132));
-    CHECK(steady_step_time(steps, 2) == doctest::Approx(14.45));
+    CHECK(steady_step_time(steps, "megatron.log", 2) == doctest::Approx(14.45));
 }
 
 TEST_CASE("torchtitan logs: step time from tokens per second per GPU") {
@@ -95,6 +95,6 @@ TEST_CASE("torchtitan logs: step time from tokens per second per GPU") {
     auto steps = parse_step_times(log, LogFormat::Torchtitan, 8.0 * 8192, 8.0);
     REQUIRE(steps.size() == 3);
     CHECK(steps[2] == doctest::Approx(65536.0 / (5219.0 * 8.0)));
-    CHECK(steady_step_time(steps, 1) == doctest::Approx(65536.0 / (5219.0 * 8.0)));
-    CHECK_THROWS_AS(steady_step_time(steps, 3), InputError);
+    CHECK(steady_step_time(steps, "torchtitan.log", 1) == doctest::Approx(65536.0 / (5219.0 * 8.0)));
+    CHECK_THROWS_WITH_AS(steady_step_time(steps, "torchtitan.log", 3), doctest::Contains("torchtitan.log"), InputError);
 }

@@ -51,7 +51,7 @@ FitJob job_from_log(const std::string& spec) {
     text << in.rdbuf();
     const auto steps = parse_step_times(text.str(), format == "megatron" ? LogFormat::Megatron : LogFormat::Torchtitan,
                                         j.scenario.training.tokens_per_step(), static_cast<double>(j.scenario.cluster.gpus));
-    j.measured_step_time_s = steady_step_time(steps);
+    j.measured_step_time_s = steady_step_time(steps, parts[1]);
     return j;
 }
 

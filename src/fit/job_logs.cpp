@@ -50,9 +50,9 @@ std::vector<double> parse_step_times(const std::string& text, LogFormat format, 
     return out;
 }
 
-double steady_step_time(const std::vector<double>& steps, std::size_t warmup) {
+double steady_step_time(const std::vector<double>& steps, const std::string& log, std::size_t warmup) {
     if (steps.size() <= warmup)
-        throw InputError("log", std::to_string(steps.size()) + " steps",
+        throw InputError(log, std::to_string(steps.size()) + " steps",
                          "needs more than " + std::to_string(warmup) + " logged steps (the first are warm-up)");
     std::vector<double> steady(steps.begin() + static_cast<std::ptrdiff_t>(warmup), steps.end());
     std::sort(steady.begin(), steady.end());

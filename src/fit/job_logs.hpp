@@ -16,6 +16,6 @@ std::vector<double> parse_step_times(const std::string& text, LogFormat format, 
 
 // The median of the steps after warm-up: the first `warmup` steps (compilation, allocator growth,
 // NCCL setup) are dropped.
-double steady_step_time(const std::vector<double>& steps, std::size_t warmup = 3);
+double steady_step_time(const std::vector<double>& steps, const std::string& log, std::size_t warmup = 3);
 
 }  // namespace sextant

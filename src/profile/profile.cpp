@@ -116,7 +116,12 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
     const std::string name = r.require_string("gpu");
     if (name != gpu.name)
         throw InputError(r.path_of("gpu"), "\"" + name + "\"", "profile is for another GPU than the cluster's (" + gpu.name + ")");
-    if (const json* prov = r.raw("provenance")) data->source = prov->value("summary", std::string());
+    if (const json* prov = r.raw("provenance"); prov && prov->contains("summary")) {
+        const json& summary = (*prov)["summary"];
+        if (!summary.is_string())
+            throw InputError(r.path_of("provenance") + "/summary", value_text(summary), "must be a string");
+        data->source = summary.get<std::string>();
+    }
 
     const json* gemm = r.raw("gemm");
     if (!gemm || !gemm->is_object() || gemm->empty())

@@ -62,6 +62,28 @@ std::string range_text(const FieldDef& field) {
     return (bounded(field.min) ? format_bound(field.min) : "") + ".." + (bounded(field.max) ? format_bound(field.max) : "");
 }
 
+namespace {
+const json* member(const json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    const auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+}  // namespace
+
+std::string string_member(const json& object, const char* key, const std::string& fallback, const std::string& path) {
+    const json* v = member(object, key);
+    if (!v) return fallback;
+    if (!v->is_string()) throw InputError(path + "/" + key, value_text(*v), "must be a string");
+    return v->get<std::string>();
+}
+
+bool bool_member(const json& object, const char* key, bool fallback, const std::string& path) {
+    const json* v = member(object, key);
+    if (!v) return fallback;
+    if (!v->is_boolean()) throw InputError(path + "/" + key, value_text(*v), "must be true or false");
+    return v->get<bool>();
+}
+
 std::string value_text(const json& value) {
     std::string text = value.dump();
     if (text.size() > 60) text = text.substr(0, 57) + "...";

@@ -74,5 +74,10 @@ private:
 std::string value_text(const json& value);
 // A numeric field's accepted range as "LO..HI" or "LO.." (empty for other fields), for `schema`.
 std::string range_text(const FieldDef& field);
+// A member of an object read without a field table (foreign formats: Hugging Face configs,
+// published-runs entries): `fallback` when absent or null, an InputError at path/key when it
+// has another type.
+std::string string_member(const json& object, const char* key, const std::string& fallback, const std::string& path);
+bool bool_member(const json& object, const char* key, bool fallback, const std::string& path);
 
 }  // namespace sextant

@@ -43,8 +43,8 @@ bool looks_like_hf_config(const json& object) {
 
 ModelSpec parse_hf_config(const json& o, const std::string& path) {
     ModelSpec m;
-    const std::string type = o.value("model_type", std::string("llama"));
-    m.name = o.value("_name_or_path", type);
+    const std::string type = string_member(o, "model_type", "llama", path);
+    m.name = string_member(o, "_name_or_path", type, path);
     m.layers = positive(o, path, "num_hidden_layers");
     m.hidden = positive(o, path, "hidden_size");
     m.heads = positive(o, path, "num_attention_heads");
@@ -52,11 +52,11 @@ ModelSpec parse_hf_config(const json& o, const std::string& path) {
     m.kv_heads = optional_int(o, path, "num_key_value_heads", m.heads, 1);
     m.head_dim = optional_int(o, path, "head_dim", std::max<std::int64_t>(1, m.hidden / m.heads), 1);
     m.ffn_hidden = positive(o, path, "intermediate_size");
-    m.tied_embeddings = o.value("tie_word_embeddings", false);
+    m.tied_embeddings = bool_member(o, "tie_word_embeddings", false, path);
     m.norm = NormKind::RmsNorm;
     m.mlp = MlpKind::SwiGlu;
     m.position = PositionKind::Rotary;
-    m.qkv_bias = type == "qwen2" || o.value("attention_bias", false);
+    m.qkv_bias = type == "qwen2" || bool_member(o, "attention_bias", false, path);
     m.source = "Hugging Face config.json (model_type " + type + ")";
     if (o.contains("num_local_experts")) {  // Mixtral
         m.moe.experts = positive(o, path, "num_local_experts");

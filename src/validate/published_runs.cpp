@@ -75,8 +75,8 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     if (plans.empty()) throw InputError(path + "/layout", "", "no setting of the unpublished knobs fits in memory");
     const Plan& best = plans.front();
     RunValidation v;
-    v.id = run.value("id", path);
-    v.tolerance = run.value("tolerance", std::string("normal"));
+    v.id = string_member(run, "id", path, path);
+    v.tolerance = string_member(run, "tolerance", "normal", path);
     v.chosen = best.layout;
     v.chosen_knobs = open_knobs(s.layout, best.layout);
     if (other_framework) v.chosen_knobs.push_back("runtime=" + s.training.framework);
@@ -93,7 +93,7 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
 
 ValidationReport validate_runs(const std::filesystem::path& file, bool with_planner) {
     const json doc = load_json_file(file, "");
-    if (!doc.is_object() || doc.value("schema", std::string()) != "published-runs/1")
+    if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != "published-runs/1")
         throw InputError("/schema", doc.is_object() && doc.contains("schema") ? value_text(doc["schema"]) : "",
                          "must be \"published-runs/1\"");
     if (!doc.contains("runs") || !doc["runs"].is_array() || doc["runs"].empty())
