@@ -390,6 +390,25 @@ TEST_CASE("validate: a run the tool cannot read carries its error, and the other
     CHECK_THROWS_AS(throw_first_error(r), InputError);
 }
 
+TEST_CASE("validate: a wrong type in a run is that run's input error, not an internal one") {
+    json doc = load_json_file(data_dir() / "tests" / "validation" / "megatron-lm-a100.json", "");
+    doc["runs"][0]["tolerance"] = 15;
+    doc["runs"][1]["id"] = 7;
+    const auto file = std::filesystem::temp_directory_path() / "sextant_validate_wrong_types.json";
+    std::ofstream(file) << doc.dump();
+    const ValidationReport r = validate_runs(file);
+    std::filesystem::remove(file);
+    CHECK(r.failed == 2);
+    REQUIRE(r.runs[0].error.has_value());
+    CHECK(r.runs[0].error->path() == "/runs/0/tolerance");
+    REQUIRE(r.runs[1].error.has_value());
+    CHECK(r.runs[1].error->path() == "/runs/1/id");
+    doc["schema"] = 1;
+    std::ofstream(file) << doc.dump();
+    CHECK_THROWS_WITH_AS(validate_runs(file), doctest::Contains("must be \"published-runs/1\""), InputError);
+    std::filesystem::remove(file);
+}
+
 TEST_CASE("the loss moves 38 B per logit forward and 14 B backward, as Megatron's unfused vocab-parallel cross entropy") {
     Scenario s = pipeline_scenario(1, 1, "1f1b");  // 4,096 tokens, vocab 32,000, TP 1
     const StepContext ctx(s);

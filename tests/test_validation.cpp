@@ -35,6 +35,16 @@ InputError error_of(const json& doc) {
     return InputError("", "", "");
 }
 
+void expect_model_error(const json& hf_config, const std::string& path, const std::string& rule_fragment) {
+    try {
+        parse_hf_config(hf_config, "/model");
+        FAIL("expected an InputError");
+    } catch (const InputError& e) {
+        CHECK(e.path() == path);
+        CHECK(std::string(e.what()).find(rule_fragment) != std::string::npos);
+    }
+}
+
 void expect(const json& doc, const std::string& path, const std::string& rule_fragment) {
     const InputError e = error_of(doc);
     CHECK(e.path() == path);
@@ -292,6 +302,12 @@ TEST_CASE("Hugging Face config.json: Llama, Mixtral, Qwen2 and DeepSeek-V3 field
     json bad = llama;
     bad["num_attention_heads"] = 0;
     CHECK_THROWS_AS(parse_hf_config(bad, "/model"), InputError);
+    bad = llama;
+    bad["tie_word_embeddings"] = "no";  // was nlohmann's type_error: an internal error
+    expect_model_error(bad, "/model/tie_word_embeddings", "must be true or false");
+    bad = llama;
+    bad["model_type"] = 5;
+    expect_model_error(bad, "/model/model_type", "must be a string");
     for (const json& value : {json(0), json(-8), json(2.5), json(1e30), json("8")}) {
         CAPTURE(value.dump());
         bad = llama;
