@@ -76,6 +76,28 @@ TEST_CASE("GPipe and 1F1B: bubble fraction (p-1)/(m+p-1) without communication")
     }
 }
 
+TEST_CASE("an unbalanced pipeline is reported on its busiest stage: its work, and the fill and drain as the bubble") {
+    // 32 layers as 5 / 17 / 5 / 5: stage 1 paces the pipeline. Under 1F1B stage 0 finishes last,
+    // and reporting it would turn stage 1's extra work into stage 0's bubble.
+    Scenario s = pipeline_scenario(4, 16, "1f1b");
+    s.layout.stage_layers = std::vector<std::int64_t>{5, 17, 5, 5};
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    const StepResult r = simulate(ctx, l).result;
+    const Uniform u = stage_times(ctx, l);
+    CHECK(r.critical_stage == 1);
+    CHECK(r.breakdown.total() == doctest::Approx(r.step_time_s).epsilon(1e-9));
+    // The busiest stage works m t_max. It waits only for stage 0's first forward and, at the end,
+    // for stage 0's last backward: its warm-up forwards cover the faster stages behind it. (The
+    // closed form's (m - 1) t_max + sum t, exact for equal stages, charges all of them.)
+    CHECK(r.breakdown.compute + r.breakdown.tp == doctest::Approx(16 * u.t).epsilon(1e-6));
+    const StepPlan plan = plan_step(ctx, l);
+    double first_stage = 0;
+    for (const auto& c : plan.stages[0].chunks) first_stage += c.forward + c.backward;
+    CHECK(r.breakdown.bubble + r.breakdown.pp == doctest::Approx(first_stage).epsilon(0.05));
+    CHECK(estimate(ctx, l).critical_stage == 1);
+}
+
 TEST_CASE("interleaved 1F1B: the bubble shrinks to (p-1)/(v m) of the ideal time") {
     const std::int64_t p = 4, m = 8, v = 2;
     Scenario s = pipeline_scenario(p, m, "interleaved", v);

@@ -140,35 +140,34 @@ private:
     std::map<std::pair<std::int64_t, std::int64_t>, TaskId> last_backward_;
 };
 
-// Splits the simulated step on the stage that finishes its pipeline work last.
+// Splits the simulated step on the busiest stage, the one that paces the pipeline (as the closed
+// form does): its idle time until the last stage finishes is the bubble. The stage that finishes
+// last (the first, under 1F1B) would count the busiest stage's extra work as its own bubble.
 void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult& r) {
     const auto& tasks = e.tasks();
-    std::vector<TimeNs> compute_end(static_cast<std::size_t>(l.pp), 0), optimizer_end(static_cast<std::size_t>(l.pp), 0);
-    TimeNs barrier = 0, makespan = 0;
+    std::vector<double> busy(static_cast<std::size_t>(l.pp), 0.0), gather_wait(static_cast<std::size_t>(l.pp), 0.0);
+    TimeNs barrier = 0, makespan = 0, pipeline_end = 0;
     for (const TaskRecord& t : tasks) {
         const std::uint32_t stage = e.streams()[t.stream].group;
         makespan = std::max(makespan, t.end);
-        if (t.category == kForward || t.category == kBackward) compute_end[stage] = std::max(compute_end[stage], t.end);
+        if (t.category == kForward || t.category == kBackward) {
+            pipeline_end = std::max(pipeline_end, t.end);
+            busy[stage] += sec(t.duration);
+        }
+        if (t.category == kGatherWait) gather_wait[stage] += sec(t.duration);
         if (t.category == kBarrier) barrier = t.end;
-        if (t.category == kOptimizer || t.category == kGather) optimizer_end[stage] = std::max(optimizer_end[stage], t.end);
     }
-    const auto critical = static_cast<std::size_t>(std::max_element(compute_end.begin(), compute_end.end()) - compute_end.begin());
+    const auto critical = static_cast<std::size_t>(std::max_element(busy.begin(), busy.end()) - busy.begin());
     r.critical_stage = static_cast<std::int64_t>(critical);
     Breakdown& b = r.breakdown;
     const double m = d(plan.microbatches);
-    double busy = 0, gather_wait = 0;
     add_task_parts(b, plan.stages[critical], m);
-    for (const TaskRecord& t : tasks) {
-        if (e.streams()[t.stream].group != critical) continue;
-        if (t.category == kForward || t.category == kBackward) busy += sec(t.duration);
-        if (t.category == kGatherWait) gather_wait += sec(t.duration);
-    }
-    const double idle = sec(compute_end[critical]) - busy - gather_wait;
+    const double idle = sec(pipeline_end) - busy[critical] - gather_wait[critical];
     const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
     const double waiting_on_transfers = std::min(idle, transfers);
     b.pp += waiting_on_transfers;
     b.bubble = idle - waiting_on_transfers;
-    b.dp += gather_wait + sec(barrier - compute_end[critical]);
+    b.dp += gather_wait[critical] + sec(barrier - pipeline_end);
     for (const auto& sp : plan.stages) b.optimizer = std::max(b.optimizer, sp.optimizer);
     b.dp += std::max(0.0, sec(makespan - barrier) - b.optimizer);  // exposed ZeRO parameter gather
     b.other += plan.step_overhead;
