@@ -250,10 +250,13 @@ TEST_CASE("exposed_bucketed: one bucket when the compute hides the rest, the exc
 }
 
 TEST_CASE("published runs: MAPE within 10%, no run beyond 25%, one profile per GPU and framework") {
+    // The issue's targets; today's numbers (MAPE 3.2%, worst 9.3%) are held a little tighter, so
+    // that a change which loses accuracy is seen.
     const ValidationReport r = validate_runs(std::filesystem::path(SEXTANT_VALIDATION_DIR) / "published-runs.json");
     CHECK(r.runs.size() == 27);
-    CHECK(r.mape_pct <= 10.0);
-    CHECK(r.max_abs_error_pct <= 25.0);
+    CHECK(r.failed == 0);
+    CHECK(r.mape_pct <= 4.0);
+    CHECK(r.max_abs_error_pct <= 12.0);
 }
 
 TEST_CASE("held-out runs (Llama 3 405B, Table 4) fall within 15%, with PP placed inside the pods as Meta did") {
@@ -282,17 +285,33 @@ TEST_CASE("held-out NVIDIA H100 runs (NeMo 24.07 FP8 table, Nemotron-4 340B) fal
     CHECK(r.mape_pct <= 7.0);
 }
 
-TEST_CASE("held-out Megatron-LM 2021 strong scaling on A100 (Narayanan et al. Table 2) within 12%, losing throughput with scale as measured") {
-    // GPT-3 175B on 384/768/1,536 GPUs and 530B on 560/1,120/2,240 GPUs at a fixed global batch:
-    // measured 153 -> 141 and 171 -> 159 TFLOP/s per GPU. Fewer microbatches per replica mean a
-    // larger pipeline bubble; the prediction must lose throughput in the same direction.
-    const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "megatron-lm-a100.json");
+TEST_CASE("a runtime's compute efficiency divides every kernel's throughput and leaves communication alone") {
+    Scenario s = pipeline_scenario(2, 8, "1f1b");
+    s.training.framework = "megatron-lm-2021";
+    s.layout.tp = 1;
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    REQUIRE(ctx.runtime().compute_efficiency == doctest::Approx(0.904));
+    RuntimeProfile full = ctx.runtime();
+    full.compute_efficiency = 1.0;
+    const CostContext fitted = ctx.costs(), unfitted{ctx.scenario(), ctx.profile(), full, ctx.network()};
+    const LayerCost a = layer_cost(fitted, l, ctx.groups(l), 0), b = layer_cost(unfitted, l, ctx.groups(l), 0);
+    CHECK(a.forward.gemm * 0.904 == doctest::Approx(b.forward.gemm));
+    CHECK(a.backward.attention * 0.904 == doctest::Approx(b.backward.attention));
+    CHECK(a.backward.memory * 0.904 == doctest::Approx(b.backward.memory));
+    CHECK(optimizer_time(fitted, l, 1e9) * 0.904 == doctest::Approx(optimizer_time(unfitted, l, 1e9)));
+    CHECK(pp_transfer(fitted, l, ctx.groups(l)) == doctest::Approx(pp_transfer(unfitted, l, ctx.groups(l))));
+}
+
+TEST_CASE("Megatron-LM 2021 strong scaling on A100 (Narayanan et al. Table 2): the fit of the 2021 runtime, and throughput lost with scale as measured") {
+    // These six runs are the fit set of megatron-lm-2021's compute_efficiency (calibration/fit/;
+    // validated on Table 1 instead). The shipped value must be their fit: residuals of a few
+    // percent. A uniform factor cannot make the prediction lose throughput with scale: GPT-3 175B
+    // from 384 to 1,536 GPUs and 530B from 560 to 2,240 at a fixed batch measured 153 -> 141 and
+    // 171 -> 159 TFLOP/s per GPU, as fewer microbatches per replica grow the pipeline bubble.
+    const ValidationReport r = validate_runs(data_dir() / "calibration" / "fit" / "a100-megatron-lm-2021.json");
     REQUIRE(r.runs.size() == 6);
-    for (const auto& v : r.runs) {
-        CAPTURE(v.id);
-        CHECK(std::fabs(v.error_pct) <= 12.0);
-    }
-    CHECK(r.mape_pct <= 10.0);
+    CHECK(r.mape_pct <= 3.0);
     for (std::size_t first : {0u, 3u}) {
         const RunValidation &small = r.runs[first], &large = r.runs[first + 2];
         CAPTURE(small.id);
@@ -413,7 +432,7 @@ TEST_CASE("validate: a run the tool cannot read carries its error, and the other
 }
 
 TEST_CASE("validate: a wrong type in a run is that run's input error, not an internal one") {
-    json doc = load_json_file(data_dir() / "tests" / "validation" / "megatron-lm-a100.json", "");
+    json doc = load_json_file(data_dir() / "calibration" / "fit" / "a100-megatron-lm-2021.json", "");
     doc["runs"][0]["tolerance"] = 15;
     doc["runs"][1]["id"] = 7;
     const auto file = std::filesystem::temp_directory_path() / "sextant_validate_wrong_types.json";

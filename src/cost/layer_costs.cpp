@@ -32,7 +32,7 @@ public:
     double gemm(double m, double n, double k) const {
         if (m < 1 || n < 1 || k < 1) return 0.0;
         const auto i = [](double v) { return static_cast<std::int64_t>(std::max(1.0, v)); };
-        return 2.0 * m * n * k / (ctx_.profile.gemm_tflops(precision_, i(m), i(n), i(k)) * 1e12);
+        return 2.0 * m * n * k / (ctx_.profile.gemm_tflops(precision_, i(m), i(n), i(k)) * efficiency() * 1e12);
     }
     // Forward GEMM and its two backward GEMMs (input gradient, weight gradient).
     void linear(PhaseCost& fwd, PhaseCost& bwd, double m, double n, double k) const {
@@ -41,9 +41,9 @@ public:
     }
     // Norms, activations and residuals: the runtime's fusion scales the bytes they move.
     double memory(double bytes) const { return unfused(bytes * ctx_.runtime.memory_traffic_factor); }
-    double unfused(double bytes) const { return bytes / (ctx_.profile.memory_tbps() * 1e12); }
+    double unfused(double bytes) const { return bytes / (ctx_.profile.memory_tbps() * efficiency() * 1e12); }
     double flash(double flops, std::int64_t seq, std::int64_t head_dim, bool backward) const {
-        return flops / (ctx_.profile.attention_tflops(precision_, seq, head_dim, true, backward) * 1e12);
+        return flops / (ctx_.profile.attention_tflops(precision_, seq, head_dim, true, backward) * efficiency() * 1e12);
     }
     double collective(CollectiveOp op, double bytes, const GroupShape& g) const {
         if (g.ranks <= 1) return 0.0;
@@ -51,6 +51,8 @@ public:
     }
 
 private:
+    double efficiency() const { return ctx_.runtime.compute_efficiency; }
+
     const CostContext& ctx_;
     Precision precision_;
 };
@@ -270,7 +272,7 @@ double optimizer_time(const CostContext& ctx, const Layout& l, double local_para
     const double state = (o.master_weights ? 4.0 : 0.0) + 2 * precision_bytes(o.state_dtype);
     const double grad = precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime));
     const double adam_bytes = local_params * (grad + 2 * state + 2);
-    if (!l.optimizer_offload) return adam_bytes / (ctx.profile.memory_tbps() * 1e12);
+    if (!l.optimizer_offload) return adam_bytes / (ctx.profile.memory_tbps() * ctx.runtime.compute_efficiency * 1e12);
     // ZeRO-Offload: gradients down the host link, Adam on the host's DRAM bandwidth, 16-bit
     // weights back up; in sequence, since the step needs every gradient and the next forward
     // every weight.

@@ -15,6 +15,7 @@ constexpr FieldDef kRuntimeFields[] = {
     {"name", FieldType::String, "framework generation"},
     {"flash_attention", FieldType::Boolean, "fused flash attention (no s x s scores in memory)", "", "true"},
     {"memory_traffic_factor", FieldType::Number, "HBM traffic of memory-bound ops relative to unfused kernels", "", "1", 0.1, 2},
+    {"compute_efficiency", FieldType::Number, "kernel throughput this software generation sustains, relative to the calibration profile", "", "1", 0.1, 1.5},
     {"tp_overlap", FieldType::Number, "fraction of TP communication hidden behind GEMMs", "", "0", 0, 1},
     {"dp_grad_reduce_overlap", FieldType::Boolean, "gradient reduction overlaps backward", "", "true"},
     {"dp_param_gather_overlap", FieldType::Boolean, "ZeRO parameter all-gather overlaps the next forward", "", "true"},
@@ -120,6 +121,7 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.name = name;
     p.flash_attention = r.boolean("flash_attention").value_or(true);
     p.memory_traffic_factor = r.number("memory_traffic_factor").value_or(1.0);
+    p.compute_efficiency = r.number("compute_efficiency").value_or(1.0);
     p.overlap.tp = r.number("tp_overlap").value_or(0.0);
     p.overlap.dp_grad_reduce = r.boolean("dp_grad_reduce_overlap").value_or(true);
     p.overlap.dp_param_gather = r.boolean("dp_param_gather_overlap").value_or(true);

@@ -39,6 +39,9 @@ struct RuntimeProfile {
     std::string name;
     bool flash_attention = true;
     double memory_traffic_factor = 1.0;  // bytes moved by norms/activations/residuals vs unfused kernels
+    // Share of the calibration profile's kernel throughput (GEMM, attention, memory-bound) this
+    // generation's software stack sustains; fitted per generation on runs that validate nothing.
+    double compute_efficiency = 1.0;
     OverlapTraits overlap;
     double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
