@@ -129,11 +129,18 @@ double elementwise_bytes(const ModelSpec& m, const Shapes& x, bool dropout) {
 
 void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, double h, const GroupShape& tp, PhaseCost& f, PhaseCost& b) {
     const double bytes = x.T * h * 2;
-    double one = 0;
-    if (l.sequence_parallel) one = 2 * (k.collective(CollectiveOp::AllGather, bytes, tp) + k.collective(CollectiveOp::ReduceScatter, bytes, tp));
-    else one = 2 * k.collective(CollectiveOp::AllReduce, bytes, tp);
-    f.tp += one;
-    b.tp += one;
+    if (!l.sequence_parallel) {
+        const double all_reduces = 2 * k.collective(CollectiveOp::AllReduce, bytes, tp);
+        f.tp += all_reduces;
+        b.tp += all_reduces;
+        return;
+    }
+    const double gather = k.collective(CollectiveOp::AllGather, bytes, tp);
+    const double scatter = k.collective(CollectiveOp::ReduceScatter, bytes, tp);
+    f.tp += 2 * (gather + scatter);
+    // Sequence parallelism keeps only the sharded input of the QKV and first MLP projections, so
+    // their weight gradients gather it again (Megatron's and Transformer Engine's linear layers).
+    b.tp += 2 * (gather + scatter) + 2 * gather;
 }
 }  // namespace
 
