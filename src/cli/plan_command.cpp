@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "cli/option_checks.hpp"
 #include "cli/mpi_session.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
