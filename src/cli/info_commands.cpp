@@ -84,7 +84,7 @@ void print_check(const std::string& file, bool as_json) {
 }  // namespace
 
 void add_info_commands(CLI::App& app) {
-    auto* schema = app.add_subcommand("schema", "Print every scenario key: type, unit, default, help");
+    auto* schema = app.add_subcommand("schema", "Print every scenario key: type, unit, default, range, help");
     static bool schema_as_json = false;
     schema->add_flag("--json", schema_as_json, "one JSON document");
     schema->callback([] { print_schema(schema_as_json); });
