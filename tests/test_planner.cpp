@@ -173,6 +173,39 @@ TEST_CASE("GPU-count sweep: every variant is searched") {
     CHECK(p.variants()[plans.front().variant].scenario.cluster.gpus == 128);
 }
 
+TEST_CASE("GPU-count sweep: every GPU count's best is simulated and is what planning that count alone finds") {
+    Scenario s = preset_scenario("llama3-8b-h100");
+    s.layout = LayoutSpec{};
+    PlanOptions o;
+    o.gpu_counts = {32, 64, 128};
+    o.simulate_top = 1;  // the overall best alone would leave two GPU counts unanswered
+    o.objective = Objective::Mfu;
+    const Planner sweep(s, o, toy);
+    const std::vector<Plan> plans = sweep.finish(sweep.screen({0, 1}));
+    const auto best = sweep.best_per_variant(plans);
+    REQUIRE(best.size() == 3);
+    // Two shards merge to the same set as one process.
+    auto merged = sweep.screen({0, 2});
+    const auto other = sweep.screen({1, 2});
+    merged.insert(merged.end(), other.begin(), other.end());
+    const std::vector<Plan> sharded = sweep.finish(merged);
+    REQUIRE(sharded.size() == plans.size());
+    for (std::size_t i = 0; i < plans.size(); ++i) CHECK(layout_label(sharded[i].layout) == layout_label(plans[i].layout));
+    for (std::size_t v = 0; v < 3; ++v) {
+        CAPTURE(o.gpu_counts[v]);
+        REQUIRE(best[v] != nullptr);
+        Scenario alone_scenario = s;
+        alone_scenario.cluster.gpus = o.gpu_counts[v];
+        PlanOptions alone_options;
+        alone_options.objective = Objective::Mfu;
+        const Planner alone(alone_scenario, alone_options, toy);
+        const std::vector<Plan> alone_plans = alone.finish(alone.screen({0, 1}));
+        REQUIRE(!alone_plans.empty());
+        CHECK(layout_label(best[v]->layout) == layout_label(alone_plans.front().layout));
+        CHECK(best[v]->simulated.mfu == doctest::Approx(alone_plans.front().simulated.mfu));
+    }
+}
+
 TEST_CASE("exports speak each framework's language") {
     Scenario s = preset_scenario("llama3-405b-h100");
     Layout l = resolve_layout(s, s.layout);

@@ -96,6 +96,61 @@ json layout_json(const Layout& l) {
             {"stage_layers", l.stage_layers}};
 }
 
+// Failure-free days to train the scenario's token budget at this plan's throughput (0 without one).
+double train_days(const Scenario& s, const Plan& p) {
+    return s.training.train_tokens > 0 ? s.training.train_tokens / p.simulated.tokens_per_s / 86400.0 : 0.0;
+}
+
+json sweep_json(const Planner& planner, const std::vector<Plan>& plans) {
+    json out = json::array();
+    const auto best = planner.best_per_variant(plans);
+    for (std::size_t v = 0; v < best.size(); ++v) {
+        const Scenario& s = planner.variants()[v].scenario;
+        json row = {{"gpus", s.cluster.gpus}, {"global_batch", s.training.global_batch}, {"fits", best[v] != nullptr}};
+        if (best[v]) {
+            row["layout"] = layout_json(best[v]->layout);
+            row["step_time_s"] = best[v]->simulated.step_time_s;
+            row["mfu"] = best[v]->simulated.mfu;
+            row["tokens_per_s"] = best[v]->simulated.tokens_per_s;
+            if (const double days = train_days(s, *best[v]); days > 0) {
+                row["train_days"] = days;
+                row["gpu_hours"] = days * 24.0 * static_cast<double>(s.cluster.gpus);
+            }
+        }
+        out.push_back(row);
+    }
+    return out;
+}
+
+// For "how many GPUs should I ask for?": each GPU count's (and batch's) best layout, with the
+// time and GPU-hours of the run's token budget.
+void print_sweep(const Planner& planner, const std::vector<Plan>& plans) {
+    const bool budget = planner.variants().front().scenario.training.train_tokens > 0;
+    std::vector<std::string> header = {"gpus", "batch", "best layout", "step", "MFU", "tokens/s"};
+    if (budget) header.insert(header.end(), {"train days", "GPU-hours"});
+    TextTable t(header);
+    const auto best = planner.best_per_variant(plans);
+    for (std::size_t v = 0; v < best.size(); ++v) {
+        const Scenario& s = planner.variants()[v].scenario;
+        std::vector<std::string> row = {std::to_string(s.cluster.gpus), std::to_string(s.training.global_batch)};
+        if (!best[v]) {
+            row.insert(row.end(), {"no layout fits", "-", "-", "-"});
+            if (budget) row.insert(row.end(), {"-", "-"});
+        } else {
+            const Plan& p = *best[v];
+            row.insert(row.end(), {layout_label(p.layout), format_seconds(p.simulated.step_time_s),
+                                   fmt::format("{:.1f}%", 100 * p.simulated.mfu), fmt::format("{:.0f}", p.simulated.tokens_per_s)});
+            if (budget) {
+                const double days = train_days(s, p);
+                row.insert(row.end(), {fmt::format("{:.1f}", days), fmt::format("{:.0f}", days * 24.0 * static_cast<double>(s.cluster.gpus))});
+            }
+        }
+        t.add_row(row);
+    }
+    std::cout << "\nBest layout per GPU count and batch" << (budget ? " (train days: the token budget without failures)" : "") << ":\n"
+              << t.render();
+}
+
 void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::size_t simulated, const PlanArgs& a,
                  double seconds) {
     const std::size_t shown = std::min(a.top, plans.size());
@@ -116,6 +171,7 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
                                     {"screened_step_time_s", p.screened.step_time_s},
                                     {"breakdown", breakdown}});
         }
+        if (planner.variants().size() > 1) doc["variants"] = sweep_json(planner, plans);
         doc["explanation"] = explain_winner(plans);
         doc["candidates_screened"] = planner.candidate_count();
         doc["candidates_simulated"] = simulated;
@@ -141,6 +197,7 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
         t.add_row(row);
     }
     std::cout << t.render();
+    if (sweep) print_sweep(planner, plans);
     std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s\n",
                              planner.candidate_count(), simulated, seconds);
     if (!plans.empty()) {

@@ -15,10 +15,22 @@ auto knobs(const ScreenedCandidate& s) {
                            c.optimizer_offload, c.sequence_parallel, static_cast<int>(c.recompute), c.rank_order);
 }
 
-// Keeps the `limit` best of a stream of candidates.
-void keep_best(std::vector<ScreenedCandidate>& best, std::size_t limit) {
+// Keeps the `limit` best of a stream of candidates and, when several variants (GPU counts,
+// batches) are searched, each variant's `per_variant` best too, so that a sweep can say what
+// every GPU count achieves. Both are properties of the set, so shards merge to the same answer.
+void keep_best(std::vector<ScreenedCandidate>& best, std::size_t limit, std::size_t per_variant) {
     std::sort(best.begin(), best.end(), better);
-    if (best.size() > limit) best.resize(limit);
+    std::vector<std::size_t> seen;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < best.size(); ++i) {
+        const std::uint32_t v = best[i].variant;
+        if (v >= seen.size()) seen.resize(v + 1, 0);
+        if (i < limit || seen[v] < per_variant) {
+            best[kept++] = best[i];
+            ++seen[v];
+        }
+    }
+    best.resize(kept);
 }
 
 std::vector<Variant> make_variants(const Scenario& base, const PlanOptions& o,
@@ -75,7 +87,7 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
             if (global % static_cast<std::size_t>(shard.count) == static_cast<std::size_t>(shard.index))
                 work.emplace_back(static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(i));
 
-    const std::size_t limit = options_.simulate_top;
+    const std::size_t limit = options_.simulate_top, per_variant = per_variant_kept();
     const unsigned threads = std::max(1u, std::min<unsigned>(options_.threads, static_cast<unsigned>(work.size() / 64 + 1)));
     std::vector<std::vector<ScreenedCandidate>> partial(threads);
     auto run = [&](unsigned t) {
@@ -88,9 +100,9 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
             PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
             if (!score.fits) continue;
             best.push_back({v, c, objective(score)});
-            if (best.size() >= 4 * limit + 64) keep_best(best, limit);
+            if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
         }
-        keep_best(best, limit);
+        keep_best(best, limit, per_variant);
     };
     std::vector<std::thread> pool;
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run, t);
@@ -99,8 +111,17 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
 
     std::vector<ScreenedCandidate> merged;
     for (auto& p : partial) merged.insert(merged.end(), p.begin(), p.end());
-    keep_best(merged, limit);
+    keep_best(merged, limit, per_variant);
     return merged;
+}
+
+std::size_t Planner::per_variant_kept() const { return variants_.size() > 1 ? kPerVariantSimulated : 0; }
+
+std::vector<const Plan*> Planner::best_per_variant(const std::vector<Plan>& ranked) const {
+    std::vector<const Plan*> best(variants_.size(), nullptr);
+    for (const Plan& p : ranked)
+        if (!best[p.variant]) best[p.variant] = &p;
+    return best;
 }
 
 std::vector<double> Planner::fitting_objectives() const {
@@ -114,7 +135,7 @@ std::vector<double> Planner::fitting_objectives() const {
 }
 
 std::vector<Plan> Planner::finish(std::vector<ScreenedCandidate> screened) const {
-    keep_best(screened, options_.simulate_top);
+    keep_best(screened, options_.simulate_top, per_variant_kept());
     std::vector<Plan> plans;
     for (const auto& s : screened) {
         const Variant& variant = variants_[s.variant];

@@ -58,13 +58,17 @@ class Planner {
 public:
     Planner(const Scenario& scenario, PlanOptions options, const EvaluatorFactory& factory);
 
-    // The best `simulate_top` candidates of this shard by the closed-form objective, best first.
+    // The best `simulate_top` candidates of this shard by the closed-form objective, best first,
+    // and in a sweep also the best few of every variant.
     std::vector<ScreenedCandidate> screen(const Shard& shard) const;
     // Merges screened lists (from threads or processes), simulates the best, ranks them.
     std::vector<Plan> finish(std::vector<ScreenedCandidate> screened) const;
     // Ranked plans without those that differ from a better one only in a rank order that changes
     // nothing.
     std::vector<Plan> distinct(std::vector<Plan> plans) const;
+
+    // The best of `ranked` for each variant (null where none fits), in variant order.
+    std::vector<const Plan*> best_per_variant(const std::vector<Plan>& ranked) const;
 
     // The closed-form objective of every candidate that fits, in candidate order.
     std::vector<double> fitting_objectives() const;
@@ -75,7 +79,11 @@ public:
     const std::vector<Variant>& variants() const { return variants_; }
     const PlanOptions& options() const { return options_; }
 
+    // A sweep simulates this many of each variant's best besides the overall best.
+    static constexpr std::size_t kPerVariantSimulated = 4;
+
 private:
+    std::size_t per_variant_kept() const;
 
     LayoutSpec fixed_;
     PlanOptions options_;
