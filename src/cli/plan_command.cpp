@@ -96,9 +96,17 @@ json layout_json(const Layout& l) {
             {"stage_layers", l.stage_layers}};
 }
 
-// Failure-free days to train the scenario's token budget at this plan's throughput (0 without one).
-double train_days(const Scenario& s, const Plan& p) {
-    return s.training.train_tokens > 0 ? s.training.train_tokens / p.simulated.tokens_per_s / 86400.0 : 0.0;
+// Failure-free days and GPU-hours to train the scenario's token budget at this plan's
+// throughput (0 without a budget).
+struct RunLength {
+    double days = 0;
+    double gpu_hours = 0;
+};
+
+RunLength run_length(const Scenario& s, const Plan& p) {
+    if (s.training.train_tokens <= 0) return {};
+    const double days = s.training.train_tokens / p.simulated.tokens_per_s / 86400.0;
+    return {days, days * 24.0 * static_cast<double>(s.cluster.gpus)};
 }
 
 json sweep_json(const Planner& planner, const std::vector<Plan>& plans) {
@@ -112,9 +120,9 @@ json sweep_json(const Planner& planner, const std::vector<Plan>& plans) {
             row["step_time_s"] = best[v]->simulated.step_time_s;
             row["mfu"] = best[v]->simulated.mfu;
             row["tokens_per_s"] = best[v]->simulated.tokens_per_s;
-            if (const double days = train_days(s, *best[v]); days > 0) {
-                row["train_days"] = days;
-                row["gpu_hours"] = days * 24.0 * static_cast<double>(s.cluster.gpus);
+            if (const RunLength run = run_length(s, *best[v]); run.days > 0) {
+                row["train_days"] = run.days;
+                row["gpu_hours"] = run.gpu_hours;
             }
         }
         out.push_back(row);
@@ -141,8 +149,8 @@ void print_sweep(const Planner& planner, const std::vector<Plan>& plans) {
             row.insert(row.end(), {layout_label(p.layout), format_seconds(p.simulated.step_time_s),
                                    fmt::format("{:.1f}%", 100 * p.simulated.mfu), fmt::format("{:.0f}", p.simulated.tokens_per_s)});
             if (budget) {
-                const double days = train_days(s, p);
-                row.insert(row.end(), {fmt::format("{:.1f}", days), fmt::format("{:.0f}", days * 24.0 * static_cast<double>(s.cluster.gpus))});
+                const RunLength run = run_length(s, p);
+                row.insert(row.end(), {fmt::format("{:.1f}", run.days), fmt::format("{:.0f}", run.gpu_hours)});
             }
         }
         t.add_row(row);

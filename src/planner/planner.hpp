@@ -79,10 +79,9 @@ public:
     const std::vector<Variant>& variants() const { return variants_; }
     const PlanOptions& options() const { return options_; }
 
+private:
     // A sweep simulates this many of each variant's best besides the overall best.
     static constexpr std::size_t kPerVariantSimulated = 4;
-
-private:
     std::size_t per_variant_kept() const;
 
     LayoutSpec fixed_;

@@ -24,9 +24,7 @@ std::string type_name(FieldType t) {
 
 bool type_matches(FieldType t, const json& v) {
     switch (t) {
-        case FieldType::Integer:
-            return v.is_number_integer() ||
-                   (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+        case FieldType::Integer: return is_integral(v);
         case FieldType::Number: return v.is_number();
         case FieldType::Boolean: return v.is_boolean();
         case FieldType::String: return v.is_string();
@@ -53,7 +51,17 @@ std::string format_bound(double x) {
     if (std::floor(x) == x && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
     return nlohmann::json(x).dump();
 }
+
+const json* member(const json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    const auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+}
 }  // namespace
+
+bool is_integral(const json& v) {
+    return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+}
 
 std::string range_text(const FieldDef& field) {
     if (field.type != FieldType::Integer && field.type != FieldType::Number) return "";
@@ -61,14 +69,6 @@ std::string range_text(const FieldDef& field) {
     if (!bounded(field.min) && !bounded(field.max)) return "";
     return (bounded(field.min) ? format_bound(field.min) : "") + ".." + (bounded(field.max) ? format_bound(field.max) : "");
 }
-
-namespace {
-const json* member(const json& object, const char* key) {
-    if (!object.is_object()) return nullptr;
-    const auto it = object.find(key);
-    return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-}  // namespace
 
 std::string string_member(const json& object, const char* key, const std::string& fallback, const std::string& path) {
     const json* v = member(object, key);

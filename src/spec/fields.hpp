@@ -72,6 +72,8 @@ private:
 
 // Helpers for rules that need the raw text of a value.
 std::string value_text(const json& value);
+// A JSON integer, or a float with no fractional part (1e3 is 1000).
+bool is_integral(const json& value);
 // A numeric field's accepted range as "LO..HI" or "LO.." (empty for other fields), for `schema`.
 std::string range_text(const FieldDef& field);
 // A member of an object read without a field table (foreign formats: Hugging Face configs,

@@ -2,7 +2,6 @@
 // HF configs carry many keys irrelevant to training cost (dropout, token ids, rope scaling), so
 // unknown keys are ignored here, unlike in Sextant's own format.
 #include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -16,8 +15,7 @@ namespace {
 constexpr std::int64_t kLargestSize = std::int64_t{1} << 24;
 
 std::int64_t size_value(const json& v, const std::string& path, std::int64_t min) {
-    const bool integral = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
-    if (!integral || v.get<double>() < static_cast<double>(min) || v.get<double>() > static_cast<double>(kLargestSize))
+    if (!is_integral(v) || v.get<double>() < static_cast<double>(min) || v.get<double>() > static_cast<double>(kLargestSize))
         throw InputError(path, value_text(v), "must be an integer from " + std::to_string(min) + " to " + std::to_string(kLargestSize));
     return static_cast<std::int64_t>(v.get<double>());
 }
