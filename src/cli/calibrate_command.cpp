@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "fit/job_logs.hpp"
 #include "fit/profile_fit.hpp"
 #include "report/table.hpp"
@@ -70,9 +71,7 @@ void write_profile(const FitArgs& a, const FitJob& any, const ProfileFit& fit) {
                                     {"rms_error_before_pct", fit.result.rms_error_before_pct},
                                     {"rms_error_after_pct", fit.result.rms_error_after_pct},
                                     {"leave_one_out_pct", fit.result.leave_one_out_pct}};
-    std::ofstream out(a.out);
-    if (!out) throw InputError("--out", "\"" + a.out + "\"", "cannot be written");
-    out << profile.dump(2) << "\n";
+    write_output_file(a.out, profile.dump(2) + "\n", "--out");
 }
 
 void run(const FitArgs& a) {

@@ -1,5 +1,4 @@
 // `sextant simulate SCENARIO [--json] [--trace FILE]`: one optimizer step, where it goes, the MFU.
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "report/breakdown_json.hpp"
 #include "report/table.hpp"
 #include "report/trace.hpp"
@@ -27,11 +27,7 @@ void run(const SimulateArgs& a) {
     const StepContext ctx(s);
     const Simulation sim = simulate(ctx, l);
     const StepResult& r = sim.result;
-    if (!a.trace.empty()) {
-        std::ofstream out(a.trace);
-        if (!out) throw InputError("--trace", "\"" + a.trace + "\"", "cannot be written");
-        out << chrome_trace(sim, s.name);
-    }
+    if (!a.trace.empty()) write_output_file(a.trace, chrome_trace(sim, s.name), "--trace");
     if (a.json) {
         std::cout << json({{"scenario", s.name}, {"step_time_s", r.step_time_s}, {"tokens_per_s", r.tokens_per_s}, {"mfu", r.mfu},
                            {"hfu", r.hfu}, {"breakdown", breakdown_json(r.breakdown.items())}, {"peak_memory_bytes", r.memory.peak.value()},

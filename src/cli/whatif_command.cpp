@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/whatif_report.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "reliability/duration_text.hpp"
 #include "reliability/interval_formulas.hpp"
 #include "reliability/interval_study.hpp"
@@ -72,20 +72,14 @@ Study load_study(const WhatifOptions& o, bool interval_is_single) {
     return s;
 }
 
-void write_file(const std::string& path, const std::string& text, const char* flag) {
-    std::ofstream out(path);
-    if (!out) throw InputError(flag, "\"" + path + "\"", "cannot be written");
-    out << text;
-}
-
 void run_checkpoint(const WhatifOptions& o) {
     Study s = load_study(o, false);
     const DurationRange range = parse_duration_range(o.interval.empty() ? "5m..4h" : o.interval, "--interval");
     if (o.points < 3 || o.points > 200)
         throw InputError("--points", std::to_string(o.points), "must be between 3 and 200");
     const IntervalStudy study = sweep_intervals(s.setup.model, range.low_s, range.high_s, o.points, s.trials, s.seed);
-    if (!o.csv.empty()) write_file(o.csv, interval_study_csv(study), "--csv");
-    if (!o.svg.empty()) write_file(o.svg, interval_study_svg(study, s.scenario.name + ": goodput against checkpoint interval"), "--svg");
+    if (!o.csv.empty()) write_output_file(o.csv, interval_study_csv(study), "--csv");
+    if (!o.svg.empty()) write_output_file(o.svg, interval_study_svg(study, s.scenario.name + ": goodput against checkpoint interval"), "--svg");
     if (o.as_json) {
         nlohmann::json doc = interval_study_json(study);
         doc["scenario"] = s.scenario.name;
@@ -98,7 +92,7 @@ void run_checkpoint(const WhatifOptions& o) {
 
 void print_sweep(const WhatifOptions& o, const Study& s, const std::string& study_name,
                  const std::string& value_name, const std::vector<SweepRow>& rows, const std::string& note) {
-    if (!o.csv.empty()) write_file(o.csv, sweep_csv(value_name, rows), "--csv");
+    if (!o.csv.empty()) write_output_file(o.csv, sweep_csv(value_name, rows), "--csv");
     if (o.as_json) {
         nlohmann::json doc = {{"study", study_name}, {"scenario", s.scenario.name},
                               {"setup", setup_json(s.setup, s.trials, s.seed)}, {"points", sweep_json(value_name, rows)}};
