@@ -103,16 +103,19 @@ TEST_CASE("Llama 3 405B on 16,384 GPUs opens at least 100,000 candidates") {
     CHECK(enumerate_candidates(s, LayoutSpec{}, {}).size() >= 100000);
 }
 
-TEST_CASE("MoE candidates carve expert parallelism out of dp") {
+TEST_CASE("MoE candidates fold expert parallelism and expert TP into tp x cp x dp") {
     Scenario s = preset_scenario("mixtral-8x7b-h100");
-    std::set<int> eps;
+    std::set<int> eps, etps;
     for (const auto& c : enumerate_candidates(s, LayoutSpec{}, {})) {
-        const std::int64_t dp = s.cluster.gpus / (c.tp * c.pp * c.cp);
-        CHECK(dp % c.ep == 0);
+        const std::int64_t folded = s.cluster.gpus / c.pp;
+        CHECK(folded % (c.ep * c.etp) == 0);
         CHECK(8 % c.ep == 0);
+        CHECK((c.etp == 1 || c.etp == c.tp));
         eps.insert(c.ep);
+        etps.insert(c.etp);
     }
     CHECK(eps.size() == 4);  // 1, 2, 4, 8
+    CHECK(etps.size() >= 2);
 }
 
 TEST_CASE("the ranking is the same for 1, 2 and 3 threads and for 2 shards merged") {

@@ -95,7 +95,7 @@ TEST_CASE("rule: an impossible layer split is an error; uneven splits follow the
     CHECK(default_stage_split(126, 16) == std::vector<std::int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
 }
 
-TEST_CASE("rule: an explicit stage split has one entry per stage, sums to the layers, each >= vp") {
+TEST_CASE("rule: an explicit stage split has one entry per stage, sums to the layers, a layer per chunk") {
     json d = base();
     d["layout"]["stage_layers"] = {40, 30};
     expect(d, "/layout/stage_layers", "add up to the model's layers (80)");
@@ -103,10 +103,24 @@ TEST_CASE("rule: an explicit stage split has one entry per stage, sums to the la
     expect(d, "/layout/stage_layers", "one entry per pipeline stage");
     d["layout"]["stage_layers"] = {41, 39};
     CHECK_NOTHROW(parse_scenario(d, data_dir()));
-    d["layout"]["stage_layers"] = {79, 1};
-    d["layout"]["vp"] = 2;
+    // With interleaving, the last stage's last chunk may hold the loss alone (Megatron-Core's
+    // pipeline layouts, "Et|(tt|)*30L"): vp - 1 layers suffice there, not fewer.
+    d["layout"] = {{"tp", 8}, {"pp", 4}, {"dp", 2}, {"vp", 3}};
     d["global_batch"] = 64;
-    expect(d, "/layout/stage_layers/1", "at least vp (2)");
+    d["layout"]["stage_layers"] = {3, 37, 38, 2};
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));
+    d["layout"]["stage_layers"] = {3, 38, 38, 1};
+    expect(d, "/layout/stage_layers/3", "at least 2 layers");
+    d["layout"]["stage_layers"] = {4, 2, 38, 36};
+    expect(d, "/layout/stage_layers/1", "at least 3 layers");
+}
+
+TEST_CASE("a stage's chunks are even, with the shortage on the chunk holding the embedding or the loss") {
+    CHECK(chunk_layers(8, 4, false, false) == std::vector<std::int64_t>{2, 2, 2, 2});
+    CHECK(chunk_layers(7, 4, true, false) == std::vector<std::int64_t>{1, 2, 2, 2});   // "Et|tt|tt|tt"
+    CHECK(chunk_layers(6, 4, false, true) == std::vector<std::int64_t>{2, 2, 2, 0});   // "tt|tt|tt|L"
+    CHECK(chunk_layers(7, 4, false, false) == std::vector<std::int64_t>{2, 2, 2, 1});  // a middle stage: remainder first
+    CHECK(chunk_layers(2, 3, true, false) == std::vector<std::int64_t>{0, 1, 1});      // PP32 x VP3, 94 layers + 2 slots
 }
 
 TEST_CASE("rule: interleaving needs pp >= 2 and the interleaved schedule") {
@@ -140,16 +154,43 @@ TEST_CASE("rule: the global batch is a multiple of dp x microbatch") {
     expect(d, "/training/global_batch", "multiple of dp x microbatch");
 }
 
-TEST_CASE("rule: ep divides the experts, needs a MoE model, and divides dp") {
+TEST_CASE("rule: ep divides the experts, needs a MoE model, and folds into tp x cp x dp with expert_tp") {
     json d = base();
     d["model"] = "mixtral-8x7b";
     d["layout"] = {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 16}};
     expect(d, "/layout/ep", "divide the experts (8)");
+    d["layout"] = {{"tp", 1}, {"pp", 16}, {"dp", 4}, {"ep", 8}};
+    expect(d, "/layout/ep", "must divide tp x cp x dp (4)");
+    // MoE parallel folding: ep 8 over tp 8 x dp 4 = 32 ranks is valid with expert TP 1 ...
     d["layout"] = {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"ep", 8}};
-    expect(d, "/layout/ep", "divide dp (4)");
+    const Scenario s = parse_scenario(d, data_dir());
+    CHECK(resolve_layout(s, s.layout).etp == 1);
+    // ... and not with expert TP 8 (64 ranks), nor with expert TP on a dense model.
+    d["layout"]["expert_tp"] = 8;
+    expect(d, "/layout/expert_tp", "must divide tp x cp x dp (32)");
     d = base();
     d["layout"]["ep"] = 2;
     expect(d, "/layout/ep", "needs a MoE model");
+    d = base();
+    d["layout"]["expert_tp"] = 2;
+    expect(d, "/layout/expert_tp", "needs a MoE model");
+}
+
+TEST_CASE("rule: recompute modules name known modules, need selective recompute and the model parts they name") {
+    json d = base();
+    d["layout"]["recompute"] = "selective";
+    d["layout"]["recompute_modules"] = {"layernorm", "mlp_act"};
+    expect(d, "/layout/recompute_modules/1", "did you mean");
+    d["layout"]["recompute_modules"] = {"moe"};
+    expect(d, "/layout/recompute_modules", "need a MoE model");
+    d["layout"]["recompute_modules"] = {"mla_up_proj"};
+    expect(d, "/layout/recompute_modules", "multi-head latent attention");
+    d["layout"]["recompute"] = "full";
+    d["layout"]["recompute_modules"] = {"layernorm"};
+    expect(d, "/layout/recompute_modules", "needs recompute \"selective\"");
+    d["layout"]["recompute"] = "selective";
+    d["layout"]["activation_offload_layers"] = 41;
+    expect(d, "/layout/activation_offload_layers", "exceeds the layers of pipeline stage 0 (40)");
 }
 
 TEST_CASE("rule: cp splits the sequence into 2 x cp chunks") {
@@ -171,6 +212,11 @@ TEST_CASE("rule: fp8 needs FP8 tensor cores") {
     d["cluster"]["gpu"] = "A100-SXM4-80GB";
     d["precision"] = "fp8";
     expect(d, "/precision", "no FP8 tensor cores");
+    d["cluster"]["gpu"] = "H100-SXM5-80GB";
+    d["precision"] = "mxfp8";
+    expect(d, "/precision", "no block-scaled (MX/NVFP4) tensor cores");
+    d["precision"] = "fp4";
+    expect(d, "/precision", "did you mean 'fp8'");
 }
 
 TEST_CASE("rule: model presets are known, with suggestions") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost/quantization.hpp"
 #include "memory/stage_params.hpp"
 #include "model/params.hpp"
 
@@ -24,20 +25,50 @@ Shapes shapes(const Scenario& s, const Layout& l) {
     return x;
 }
 
+// Whether a GEMM operand's quantisation runs in its own kernels or inside the kernel producing it.
+enum class Producer { Standalone, Fused };
+
+// The kernels of one layer. The transformer layers' linear layers run in the training recipe's
+// precision; the output layer, the router and the attention core stay in 16 bits (bf16_kernels).
+// Under LoRA the base weights are frozen: their GEMMs still pass the input gradient back, but
+// compute no weight gradient.
 class Kernels {
 public:
-    Kernels(const CostContext& ctx) : Kernels(ctx, ctx.scenario.training.precision) {}
-    Kernels(const CostContext& ctx, Precision precision) : ctx_(ctx), precision_(precision) {}
+    explicit Kernels(const CostContext& ctx) : Kernels(ctx, ctx.scenario.training.precision) {}
+    Kernels(const CostContext& ctx, const PrecisionRecipe& recipe)
+        : ctx_(ctx),
+          precision_(recipe.operands),
+          quantization_(quantization_cost(recipe.scaling, ctx.runtime.fp8_delayed_scaling)),
+          frozen_(ctx.scenario.training.mode == TrainingMode::Lora) {}
+    Kernels bf16_kernels() const { return Kernels(ctx_, precision_recipes().front()); }
 
     double gemm(double m, double n, double k) const {
         if (m < 1 || n < 1 || k < 1) return 0.0;
         const auto i = [](double v) { return static_cast<std::int64_t>(std::max(1.0, v)); };
-        return 2.0 * m * n * k / (ctx_.profile.gemm_tflops(precision_, i(m), i(n), i(k)) * efficiency() * 1e12);
+        return 2.0 * m * n * k /
+               (ctx_.profile.gemm_tflops(precision_, i(m), i(n), i(k)) * quantization_.gemm_factor * efficiency() * 1e12);
     }
-    // Forward GEMM and its two backward GEMMs (input gradient, weight gradient).
-    void linear(PhaseCost& fwd, PhaseCost& bwd, double m, double n, double k) const {
+    // Forward GEMM Y[m,n] = X[m,k] W[k,n], and its backward GEMMs: the input gradient and (for a
+    // trained weight) the weight gradient; a quantised recipe first quantises X forward and dY
+    // backward. Transformer Engine fuses that quantisation into the kernel producing the tensor
+    // where it can (the norm before the QKV and first MLP GEMMs, the activation function before
+    // the second, its backward before the first's dY: LayerNormLinear, LayerNormMLP): a fused
+    // quantisation only writes the low-precision copies, a standalone one runs the recipe's
+    // kernels.
+    void linear(PhaseCost& fwd, PhaseCost& bwd, double m, double n, double k, Producer input = Producer::Standalone,
+                Producer grad = Producer::Standalone) const {
         fwd.gemm += gemm(m, n, k);
-        bwd.gemm += gemm(m, k, n) + gemm(k, n, m);
+        bwd.gemm += gemm(m, k, n) + (frozen_ ? 0.0 : gemm(k, n, m));
+        fwd.memory += unfused(m * k * quantize_bytes(input));
+        bwd.memory += unfused(m * n * quantize_bytes(grad));
+    }
+    // A trained rank-r adapter beside a frozen [k,n] projection (LoRA): X A (k x r), then (X A) B
+    // (r x n), in 16 bits, with both gradients.
+    void adapter(PhaseCost& fwd, PhaseCost& bwd, double m, double n, double k, double rank) const {
+        for (const auto& [out, in] : {std::pair{rank, k}, std::pair{n, rank}}) {
+            fwd.gemm += gemm(m, out, in);
+            bwd.gemm += gemm(m, in, out) + gemm(in, out, m);
+        }
     }
     // Norms, activations and residuals: the runtime's fusion scales the bytes they move.
     double memory(double bytes) const { return unfused(bytes * ctx_.runtime.memory_traffic_factor); }
@@ -52,53 +83,79 @@ public:
 
 private:
     double efficiency() const { return ctx_.runtime.compute_efficiency; }
+    double quantize_bytes(Producer p) const {
+        return p == Producer::Fused ? quantization_.fused_bytes_per_element : quantization_.bytes_per_element;
+    }
 
     const CostContext& ctx_;
     Precision precision_;
+    QuantizationCost quantization_;
+    bool frozen_;
 };
 
-// Attention projections: standard (GQA) or multi-head latent attention.
-void attention_projections(const ModelSpec& m, const Kernels& k, const Shapes& x, PhaseCost& f, PhaseCost& b) {
+// Attention projections: standard (GQA) or multi-head latent attention; under LoRA with rank-r
+// adapters beside the QKV and output projections (MLPerf's Llama 2 70B LoRA reference adapts the
+// attention projections).
+// Returns the forward cost of MLA's up-projections (what mla_up_proj recompute re-runs).
+PhaseCost attention_projections(const ModelSpec& m, const Kernels& k, const Shapes& x, const TrainingSpec& t, PhaseCost& f, PhaseCost& b) {
     const double h = d(m.hidden), heads = d(m.heads), T = x.T, tp = x.tp;
     if (m.attention == AttentionKind::MultiLatent) {
         const auto& a = m.mla;
         const double qk = d(a.qk_nope_head_dim + a.qk_rope_head_dim);
+        PhaseCost up;
         if (a.q_lora_rank > 0) {
-            k.linear(f, b, T, d(a.q_lora_rank), h);
-            k.linear(f, b, T, heads * qk / tp, d(a.q_lora_rank));
+            k.linear(f, b, T, d(a.q_lora_rank), h, Producer::Fused);
+            k.linear(up, b, T, heads * qk / tp, d(a.q_lora_rank), Producer::Fused);  // after q's latent norm
         } else {
-            k.linear(f, b, T, heads * qk / tp, h);
+            k.linear(f, b, T, heads * qk / tp, h, Producer::Fused);
         }
-        k.linear(f, b, T, d(a.kv_lora_rank + a.qk_rope_head_dim), h);
-        k.linear(f, b, T, heads * d(a.qk_nope_head_dim + a.v_head_dim) / tp, d(a.kv_lora_rank));
+        k.linear(f, b, T, d(a.kv_lora_rank + a.qk_rope_head_dim), h, Producer::Fused);
+        k.linear(up, b, T, heads * d(a.qk_nope_head_dim + a.v_head_dim) / tp, d(a.kv_lora_rank), Producer::Fused);
         k.linear(f, b, T, h, heads * d(a.v_head_dim) / tp);
-        return;
+        f.gemm += up.gemm;
+        f.memory += up.memory;
+        return up;
     }
     const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
-    k.linear(f, b, T, (q + 2 * kv) / tp, h);
+    k.linear(f, b, T, (q + 2 * kv) / tp, h, Producer::Fused);
     k.linear(f, b, T, h, q / tp);
+    if (t.mode == TrainingMode::Lora) {
+        const Kernels adapters = k.bf16_kernels();
+        adapters.adapter(f, b, T, (q + 2 * kv) / tp, h, d(t.lora.rank));
+        adapters.adapter(f, b, T, h, q / tp, d(t.lora.rank));
+    }
+    return {};
 }
 
-void mlp(const ModelSpec& m, const Kernels& k, double tokens, double ffn, double tp, PhaseCost& f, PhaseCost& b) {
+// Two matrices (up, down), or three when gated (gate and up run as one GEMM); `tp` splits ffn.
+// Returns the forward seconds of the activation function (what its recompute re-runs).
+// `input` says whether the MLP's input comes out of a norm (fused quantisation) or, for experts,
+// out of the token permutation.
+double mlp(const ModelSpec& m, const Kernels& k, double tokens, double ffn, double tp, PhaseCost& f, PhaseCost& b,
+           Producer input = Producer::Fused) {
     const double h = d(m.hidden);
-    const double up = m.mlp == MlpKind::SwiGlu ? 2 * ffn : ffn;
-    k.linear(f, b, tokens, up / tp, h);
-    k.linear(f, b, tokens, h, ffn / tp);
-    const double act_bytes = m.mlp == MlpKind::SwiGlu ? 6 * ffn : 4 * ffn;  // read gate|up, write product
-    f.memory += k.memory(tokens * act_bytes / tp);
-    b.memory += k.memory(2 * tokens * act_bytes / tp);
+    const double up = m.gated_mlp() ? 2 * ffn : ffn;
+    k.linear(f, b, tokens, up / tp, h, input, Producer::Fused);
+    k.linear(f, b, tokens, h, ffn / tp, Producer::Fused);
+    const double act_bytes = m.gated_mlp() ? 6 * ffn : 4 * ffn;  // read gate|up, write product
+    const double act = k.memory(tokens * act_bytes / tp);
+    f.memory += act;
+    b.memory += 2 * act;
+    return act;
 }
 
 // The attention core: a flash kernel, or (before flash attention) two batched GEMMs around a
 // fused scale-mask-softmax-dropout kernel that reads and writes the s x s scores.
-void attention_core(const CostContext& ctx, const Kernels& k, const Shapes& x, const Layout& l, PhaseCost& f, PhaseCost& b) {
+void attention_core(const CostContext& ctx, const Kernels& k, const Shapes& x, const Layout& l, std::int64_t layer, PhaseCost& f, PhaseCost& b) {
     const ModelSpec& m = ctx.scenario.model;
     const double seq = d(ctx.scenario.training.seq_len), heads = d(m.heads) / x.tp;
     const double qk_dim = m.attention == AttentionKind::MultiLatent ? d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : d(m.head_dim);
     const double v_dim = m.attention == AttentionKind::MultiLatent ? d(m.mla.v_head_dim) : d(m.head_dim);
     if (ctx.runtime.flash_attention) {
-        // FlashAttention's count: 2 GEMMs of 2 T s d each per head, halved by the causal mask.
-        const double flops = 2.0 * x.T * seq * heads * (qk_dim + v_dim) * 0.5;
+        // FlashAttention's count: 2 GEMMs of 2 T s d each per head, halved by the causal mask
+        // (a windowed layer's kernel skips the blocks outside the band).
+        const double keys = m.layer_is_windowed(layer) ? m.mean_causal_keys(layer, ctx.scenario.training.seq_len) : seq * 0.5;
+        const double flops = 2.0 * x.T * heads * (qk_dim + v_dim) * keys;
         const auto hd = static_cast<std::int64_t>((qk_dim + v_dim) / 2);
         f.attention += k.flash(flops, ctx.scenario.training.seq_len, hd, false);
         b.attention += k.flash(2.5 * flops, ctx.scenario.training.seq_len, hd, true);
@@ -127,21 +184,87 @@ double elementwise_bytes(const ModelSpec& m, const Shapes& x, bool dropout) {
     return per_norm_token * x.norm_T + per_token * x.T;
 }
 
-void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, double h, const GroupShape& tp, PhaseCost& f, PhaseCost& b) {
+// The TP collectives of `blocks` TP-parallel blocks (attention, MLP): an all-reduce after each,
+// or with sequence parallelism an all-gather before and a reduce-scatter after. A quantised
+// recipe gathers the already quantised GEMM input (Transformer Engine all-gathers FP8 and MXFP8
+// tensors for sequence parallelism; NVFP4 recipes gather in 16 bits); reductions stay 16-bit.
+void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, double h, const GroupShape& tp, double blocks,
+                          double gather_bytes_per_element, PhaseCost& f, PhaseCost& b) {
     const double bytes = x.T * h * 2;
     if (!l.sequence_parallel) {
-        const double all_reduces = 2 * k.collective(CollectiveOp::AllReduce, bytes, tp);
+        const double all_reduces = blocks * k.collective(CollectiveOp::AllReduce, bytes, tp);
         f.tp += all_reduces;
         b.tp += all_reduces;
         return;
     }
-    const double gather = k.collective(CollectiveOp::AllGather, bytes, tp);
+    const double gather = k.collective(CollectiveOp::AllGather, x.T * h * gather_bytes_per_element, tp);
     const double scatter = k.collective(CollectiveOp::ReduceScatter, bytes, tp);
-    f.tp += 2 * (gather + scatter);
+    f.tp += blocks * (gather + scatter);
     // Sequence parallelism keeps only the sharded input of the QKV and first MLP projections, so
     // their weight gradients gather it again (Megatron's and Transformer Engine's linear layers).
-    b.tp += 2 * (gather + scatter) + 2 * gather;
+    b.tp += blocks * (gather + scatter) + blocks * gather;
 }
+
+// A MoE layer's MLP as Megatron-Core runs it (MoE parallel folding): each rank routes its own
+// tokens (sequence parallel shards them over TP), the dispatcher sends every routed copy to its
+// expert's rank over the expert-parallel group and combines the results back; with expert TP the
+// expert-TP ranks gather their tokens and split each expert's ffn. Permutation kernels reorder the
+// routed copies by expert before the grouped GEMM and back after it.
+// What recompute modules re-run of a MoE block, forward seconds each.
+struct MoeParts {
+    PhaseCost block;          // the whole block (moe)
+    double expert_act = 0;    // the experts' activation function (moe_act)
+    PhaseCost shared;         // the shared experts (shared_experts)
+};
+
+MoeParts moe_block(const CostContext& ctx, const Kernels& k, const Shapes& x, const Layout& l, const LayoutGroups& groups,
+                   PhaseCost& f, PhaseCost& b) {
+    const PhaseCost before = f;
+    const ModelSpec& m = ctx.scenario.model;
+    const MoeSpec& e = m.moe;
+    const double h = d(m.hidden);
+    const double tokens = x.norm_T;                          // this rank's tokens
+    const double routed = tokens * d(e.top_k) * e.load_imbalance;  // copies it sends (and, balanced, receives)
+    k.bf16_kernels().linear(f, b, tokens, d(e.experts), h);  // the router, in 16 bits
+    // The grouped GEMM runs every local expert on its share of the routed tokens.
+    const double local_experts = d(e.experts) / d(l.ep);
+    const double expert_tokens = routed * d(l.etp);
+    PhaseCost ef, eb;
+    MoeParts parts;
+    parts.expert_act = local_experts * mlp(m, k, expert_tokens / local_experts, d(e.expert_ffn_hidden), d(l.etp), ef, eb,
+                                           Producer::Standalone);
+    f.gemm += local_experts * ef.gemm;
+    f.memory += local_experts * ef.memory;
+    b.gemm += local_experts * eb.gemm;
+    b.memory += local_experts * eb.memory;
+    if (e.shared_experts > 0) {
+        PhaseCost sb;
+        mlp(m, k, x.T, d(e.shared_experts * e.shared_ffn_hidden), x.tp, parts.shared, sb);
+        f.gemm += parts.shared.gemm;
+        f.memory += parts.shared.memory;
+        b.gemm += sb.gemm;
+        b.memory += sb.memory;
+    }
+    // Permute (read and write each routed copy) and unpermute (read, weight, sum, write), 16 bits.
+    const double permutation = k.unfused(routed * h * 2 * 4);
+    f.memory += permutation;
+    b.memory += permutation;
+    const double bytes = routed * h * 2;
+    const double a2a = k.collective(CollectiveOp::AllToAll, bytes, groups.ep);
+    const double etp = l.etp > 1 ? k.collective(CollectiveOp::AllGather, bytes * d(l.etp), groups.etp) +
+                                       k.collective(CollectiveOp::ReduceScatter, bytes * d(l.etp), groups.etp)
+                                 : 0.0;
+    f.ep += 2 * a2a + etp;  // dispatch and combine
+    b.ep += 2 * a2a + etp;
+    parts.block = f;
+    parts.block.gemm -= before.gemm;
+    parts.block.memory -= before.memory;
+    parts.block.attention -= before.attention;
+    parts.block.ep -= before.ep;
+    parts.block.tp = parts.block.cp = parts.block.zero3 = 0;
+    return parts;
+}
+
 }  // namespace
 
 LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool moe) {
@@ -151,18 +274,9 @@ LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool m
     g.pp = network.analyse(place_group(l, ParallelDim::PP));
     g.dp_dense = network.analyse(place_group(l, {ParallelDim::DP, ParallelDim::CP}));
     if (moe) {
-        g.ep = network.analyse(place_group(l, ParallelDim::EP), true);
-        // Expert replicas: the ranks of the dense data-parallel group with the same EP
-        // coordinate; every EP coordinate has such a group, all running at once.
-        const std::int64_t ep_stride = dimension_stride(l, ParallelDim::EP);
-        const GroupPlacement p = place_group(l, {ParallelDim::DP, ParallelDim::CP});
-        GroupPlacement replicas;
-        for (auto gpu : p.gpus)
-            if ((gpu / ep_stride) % l.ep == 0) replicas.gpus.push_back(gpu);
-        for (auto offset : p.offsets)
-            for (std::int64_t k = 0; k < l.ep; ++k) replicas.offsets.push_back(offset + k * ep_stride);
-        replicas.concurrent_groups = static_cast<std::int64_t>(replicas.offsets.size());
-        g.dp_expert = network.analyse(replicas);
+        g.ep = network.analyse(place_expert_group(l, ExpertDim::EP), true);
+        g.etp = network.analyse(place_expert_group(l, ExpertDim::ETP));
+        g.dp_expert = network.analyse(place_expert_group(l, ExpertDim::EDP));
     }
     return g;
 }
@@ -175,31 +289,32 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     LayerCost c;
     PhaseCost& f = c.forward;
     PhaseCost& b = c.backward;
-    attention_projections(m, k, x, f, b);
-    attention_core(ctx, k, x, l, f, b);
+    const PhaseCost up_projections = attention_projections(m, k, x, ctx.scenario.training, f, b);
+    const double core_before = f.attention;
+    attention_core(ctx, k, x, l, layer, f, b);
+    const double core = f.attention - core_before;
     const double elementwise = elementwise_bytes(m, x, dropout);
     f.memory += k.memory(elementwise);
     b.memory += k.memory(2 * elementwise);
+    // The MLP block's TP all-gather and reduce-scatter: a dense MLP and shared experts need them;
+    // routed experts without expert TP get their tokens from the dispatcher instead.
+    bool mlp_tp_comm = true;
+    MoeParts moe;
+    PhaseCost dense_mlp, dense_mlp_b;
+    double dense_act = 0;
     if (m.layer_is_moe(layer)) {
-        const MoeSpec& e = m.moe;
-        const double routed = x.T * d(e.top_k) * e.load_imbalance;
-        k.linear(f, b, x.T, d(e.experts), d(m.hidden));  // router
-        // The grouped GEMM runs every local expert on its share of the routed tokens.
-        const double local_experts = d(e.experts) / d(l.ep);
-        PhaseCost ef, eb;
-        mlp(m, k, routed / local_experts, d(e.expert_ffn_hidden), x.tp, ef, eb);
-        f.gemm += local_experts * ef.gemm;
-        f.memory += local_experts * ef.memory;
-        b.gemm += local_experts * eb.gemm;
-        b.memory += local_experts * eb.memory;
-        if (e.shared_experts > 0) mlp(m, k, x.T, d(e.shared_experts * e.shared_ffn_hidden), x.tp, f, b);
-        const double a2a = k.collective(CollectiveOp::AllToAll, routed * d(m.hidden) * 2, groups.ep);
-        f.ep += 2 * a2a;
-        b.ep += 2 * a2a;
+        moe = moe_block(ctx, k, x, l, groups, f, b);
+        mlp_tp_comm = m.moe.shared_experts > 0 || l.etp > 1;
     } else {
-        mlp(m, k, x.T, d(m.ffn_hidden), x.tp, f, b);
+        dense_act = mlp(m, k, x.T, d(m.ffn_hidden), x.tp, dense_mlp, dense_mlp_b);
+        f.gemm += dense_mlp.gemm;
+        f.memory += dense_mlp.memory;
+        b.gemm += dense_mlp_b.gemm;
+        b.memory += dense_mlp_b.memory;
     }
-    tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, f, b);
+    const PrecisionRecipe& recipe = ctx.scenario.training.precision;
+    const double gathered = recipe.quantized() && recipe.operands == Precision::Fp8 ? 1.0 : 2.0;
+    tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, mlp_tp_comm ? 2.0 : 1.0, gathered, f, b);
     if (l.cp > 1) {
         const double kv = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
                                                                      : 2 * d(m.kv_heads) * d(m.head_dim);
@@ -219,7 +334,20 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         b.tp += f.tp;
         b.ep += f.ep;
     } else if (l.recompute == Recompute::Selective) {
-        c.recompute = ctx.runtime.flash_attention ? 0.5 * f.memory : f.attention;
+        const std::uint8_t r = active_recompute_modules(l.recompute, l.recompute_modules, ctx.runtime.flash_attention);
+        // Two norms per layer, each reading and writing h elements per token in 16 bits.
+        if (r & kRecomputeLayerNorm) c.recompute += k.memory(2 * 4 * d(m.hidden) * x.norm_T);
+        if (r & kRecomputeCoreAttn) c.recompute += core;
+        if (r & kRecomputeMlaUpProj) c.recompute += up_projections.compute();
+        if (r & kRecomputeAct) c.recompute += dense_act + moe.expert_act;
+        else if (r & kRecomputeMoeAct) c.recompute += moe.expert_act;
+        if (r & kRecomputeMlp) c.recompute += dense_mlp.compute();
+        if (r & kRecomputeMoe) {
+            c.recompute += moe.block.compute();
+            b.ep += moe.block.ep;
+        } else if (r & kRecomputeSharedExperts) {
+            c.recompute += moe.shared.compute();
+        }
     }
     b.memory += c.recompute;
     return c;
@@ -235,10 +363,9 @@ PhaseCost embedding_cost(const CostContext& ctx, const Layout& l, bool backward)
 }
 
 PhaseCost output_cost(const CostContext& ctx, const Layout& l, bool backward) {
-    // FP8 recipes keep the output projection in bf16: Megatron-Core's output layer is not a
-    // Transformer Engine module, and torchtitan's Float8 conversion skips "output".
-    const Precision p = ctx.scenario.training.precision;
-    const Kernels k(ctx, p == Precision::Fp8 ? Precision::Bf16 : p);
+    // Low-precision recipes keep the output projection in 16 bits: Megatron-Core's output layer
+    // is not a Transformer Engine module, and torchtitan's Float8 conversion skips "output".
+    const Kernels k = Kernels(ctx).bf16_kernels();
     const Shapes x = shapes(ctx.scenario, l);
     const ModelSpec& m = ctx.scenario.model;
     PhaseCost f, b;
@@ -297,7 +424,12 @@ double model_flops_per_step(const Scenario& s) {
     const double attn_width = m.attention == AttentionKind::MultiLatent
                                   ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim) / 2
                                   : d(m.heads) * d(m.head_dim);
-    return tokens * (6 * dense + 12 * d(m.layers) * attn_width * d(s.training.seq_len));
+    // 12 h s per layer and token counts every key of the sequence (the causal mask is not
+    // credited); a windowed layer counts the keys inside its band the same way.
+    double keys = 0;
+    for (std::int64_t layer = 0; layer < m.layers; ++layer)
+        keys += m.layer_is_windowed(layer) ? 2.0 * m.mean_causal_keys(layer, s.training.seq_len) : d(s.training.seq_len);
+    return tokens * (6 * dense + 12 * attn_width * keys);
 }
 
 double hardware_flops_per_step(const Scenario& s, const Layout& l, double model, bool flash_attention) {

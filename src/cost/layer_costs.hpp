@@ -31,7 +31,7 @@ struct LayerCost {
 
 // Communicator group shapes of a layout, analysed once (the expensive part of a collective cost).
 struct LayoutGroups {
-    GroupShape tp, cp, ep, dp_dense, dp_expert, pp;
+    GroupShape tp, cp, ep, etp, dp_dense, dp_expert, pp;
 };
 
 LayoutGroups analyse_groups(const NetworkModel& network, const Layout& layout, bool moe);

@@ -28,6 +28,8 @@ constexpr FieldDef kRuntimeFields[] = {
     {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
     {"grad_dtype", FieldType::String, "gradient buffer and reduction dtype when the scenario's optimizer does not set one", "", "fp32",
      -1e300, 1e300, "fp32|bf16|fp16"},
+    {"fp8_delayed_scaling", FieldType::Boolean,
+     "per-tensor FP8 takes its scales from the amax history (delayed scaling) rather than a fresh amax pass (current scaling)", "", "false"},
     {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "", "true"},
     {"preset", FieldType::String, "runtime profile this one starts from; its other keys override"},
     {"features", FieldType::Object, "what the framework implements, for the knobs a layout leaves open"},
@@ -42,6 +44,7 @@ constexpr FieldDef kFeatureFields[] = {
     {"uneven_stages", FieldType::Boolean, "pipeline stages of unequal layer counts", "", "true"},
     {"interleaved_schedule", FieldType::Boolean, "interleaved 1F1B with virtual pipeline chunks", "", "true"},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU", "", "true"},
+    {"activation_offload", FieldType::Boolean, "saved activations of some layers to host memory (Megatron --cpu-offloading)", "", "false"},
 };
 
 FrameworkFeatures parse_features(const json& doc, const std::string& path) {
@@ -63,6 +66,7 @@ FrameworkFeatures parse_features(const json& doc, const std::string& path) {
     f.uneven_stages = r.boolean("uneven_stages").value_or(true);
     f.interleaved_schedule = r.boolean("interleaved_schedule").value_or(true);
     f.optimizer_offload = r.boolean("optimizer_offload").value_or(true);
+    f.activation_offload = r.boolean("activation_offload").value_or(false);
     return f;
 }
 }  // namespace
@@ -133,6 +137,7 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.microbatch_overhead_us = r.number("microbatch_overhead_us").value_or(0.0);
     p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);
     p.zero3_reshard_with_pp = r.boolean("zero3_reshard_with_pp").value_or(true);
+    p.fp8_delayed_scaling = r.boolean("fp8_delayed_scaling").value_or(false);
     p.grad_dtype = parse_precision(r.string("grad_dtype").value_or("fp32"));
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.source = r.string("source").value_or("");

@@ -33,6 +33,7 @@ struct FrameworkFeatures {
     bool uneven_stages = true;  // first/last stages with fewer layers; pp need not divide the layers
     bool interleaved_schedule = true;  // virtual pipeline chunks (vp > 1)
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
+    bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
 };
 
 struct RuntimeProfile {
@@ -47,6 +48,7 @@ struct RuntimeProfile {
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
     double step_overhead_s = 0;          // per optimizer step: data loading, logging, host sync
     bool zero3_reshard_with_pp = true;   // ZeRO-3 frees gathered weights after forward under PP too
+    bool fp8_delayed_scaling = false;    // per-tensor FP8 scales from the amax history, no amax pass
     Precision grad_dtype = Precision::Fp32;  // Megatron-LM forces fp32 gradients for bf16 training
     FrameworkFeatures features;
     std::string source;

@@ -15,32 +15,28 @@ struct PerToken {
     double sharded = 0;     // split across TP ranks
 };
 
-// Selective recompute follows the era: before flash attention it recomputes the attention core
-// (softmax and dropout, Korthikanti et al.); with flash attention, whose core stores nothing, it
-// recomputes the norms and the MLP activation function (Megatron-Core's recompute modules
-// "layernorm" and "mlp activation"): their outputs are not kept.
-bool recompute_cheap_ops(const RuntimeTraits& t, Recompute rc) {
-    return t.flash_attention && rc == Recompute::Selective;
-}
-
-PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t seq, Recompute rc) {
+PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t seq, std::uint8_t recompute) {
     PerToken p;
     const double h = d(m.hidden), heads = d(m.heads);
     p.replicated += 2 * h;  // norm input (bytes: 2 per element)
-    if (!recompute_cheap_ops(t, rc)) p.replicated += 2 * h;  // norm output = QKV GEMM input
+    if (!(recompute & kRecomputeLayerNorm)) p.replicated += t.saved_input_bytes * h;  // norm output = QKV GEMM input
     if (t.dropout) p.replicated += h;  // output dropout mask, 1 byte
     double q, k, v;
     if (m.attention == AttentionKind::MultiLatent) {
         q = k = heads * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
         v = heads * d(m.mla.v_head_dim);
-        p.replicated += 2 * d(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+        // The compressed latents, inputs of the up-projections.
+        p.replicated += t.saved_input_bytes * d(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
     } else {
         q = heads * d(m.head_dim);
         k = v = d(m.kv_heads) * d(m.head_dim);
     }
     const double out_projection_input = m.attention == AttentionKind::MultiLatent ? v : q;
-    p.sharded += 2 * (q + k + v) + 2 * out_projection_input;
-    if (!t.flash_attention && rc == Recompute::None) {
+    // Q, K, V for the attention core's backward, unless the up-projections rebuild them.
+    if (!(recompute & kRecomputeMlaUpProj)) p.sharded += 2 * (q + k + v);
+    p.sharded += 2 * out_projection_input;
+    const bool core_kept = !(recompute & kRecomputeCoreAttn);
+    if (!t.flash_attention && core_kept) {
         // Softmax output (2 bytes), and with dropout its mask (1) and output (2): 5as or 2as.
         p.sharded += (t.dropout ? 5.0 : 2.0) * heads * d(seq);
     }
@@ -48,29 +44,42 @@ PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::in
     return p;
 }
 
-// GeLU: fc1 output and GeLU output (2f + 2f bytes); SwiGLU: gate|up output and product
-// (4f + 2f). Recomputing the activation function drops its output.
-double swiglu_or_gelu(const ModelSpec& m, std::int64_t ffn, bool recompute_activation) {
-    const double fc1 = m.mlp == MlpKind::SwiGlu ? 4.0 * d(ffn) : 2.0 * d(ffn);
-    return fc1 + (recompute_activation ? 0.0 : 2.0 * d(ffn));
+// The first GEMM's output (gate|up for a gated MLP: 2f elements, else f) in 16 bits, and the
+// activation function's output, the second GEMM's input (f elements, in the recipe's saved
+// format), unless the activation is recomputed.
+double mlp_internals(const ModelSpec& m, const RuntimeTraits& t, std::int64_t ffn, bool recompute_activation) {
+    const double fc1 = m.gated_mlp() ? 4.0 * d(ffn) : 2.0 * d(ffn);
+    return fc1 + (recompute_activation ? 0.0 : t.saved_input_bytes * d(ffn));
 }
 
-PerToken mlp_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t layer, Recompute rc) {
+PerToken mlp_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t layer, std::uint8_t recompute) {
     PerToken p;
     const double h = d(m.hidden);
-    const bool cheap = recompute_cheap_ops(t, rc);
     p.replicated += 2 * h;                // norm input
-    if (!cheap) p.replicated += 2 * h;    // norm output = first GEMM (or router) input
+    const double norm_output = t.saved_input_bytes * h;  // first GEMM (or router) input
+    if (!(recompute & kRecomputeLayerNorm)) p.replicated += norm_output;
     if (t.dropout) p.replicated += h;
     if (!m.layer_is_moe(layer)) {
-        p.sharded += swiglu_or_gelu(m, m.ffn_hidden, cheap);
+        if (recompute & kRecomputeMlp) {
+            // Only the MLP's input survives; the layernorm module would rebuild even that.
+            if (recompute & kRecomputeLayerNorm) p.replicated += norm_output;
+            return p;
+        }
+        p.sharded += mlp_internals(m, t, m.ffn_hidden, recompute & kRecomputeAct);
         return p;
     }
     const MoeSpec& e = m.moe;
+    if (recompute & kRecomputeMoe) {
+        if (recompute & kRecomputeLayerNorm) p.replicated += norm_output;
+        return p;
+    }
     p.replicated += 4.0 * d(e.experts);  // fp32 router probabilities
-    // Each token visits top_k experts; the busiest rank sees load_imbalance times the mean.
-    p.sharded += e.load_imbalance * d(e.top_k) * (2 * h + swiglu_or_gelu(m, e.expert_ffn_hidden, cheap));
-    p.sharded += d(e.shared_experts) * swiglu_or_gelu(m, e.shared_ffn_hidden, cheap);
+    // Each token visits top_k experts (its permuted copy is the expert's first GEMM input); the
+    // busiest rank sees load_imbalance times the mean.
+    const bool expert_act = recompute & (kRecomputeMoeAct | kRecomputeAct);
+    p.sharded += e.load_imbalance * d(e.top_k) * (t.saved_input_bytes * h + mlp_internals(m, t, e.expert_ffn_hidden, expert_act));
+    if (!(recompute & kRecomputeSharedExperts))
+        p.sharded += d(e.shared_experts) * mlp_internals(m, t, e.shared_ffn_hidden, recompute & kRecomputeAct);
     return p;
 }
 
@@ -91,6 +100,10 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention;
     t.zero3_reshard_with_pp = runtime.zero3_reshard_with_pp;
     t.grad_dtype = gradient_dtype(s.training, runtime);
+    // Transformer Engine saves a quantised recipe's GEMM inputs for the weight gradient in the
+    // low-precision format (with its scales), not in 16 bits.
+    const PrecisionRecipe& p = s.training.precision;
+    t.saved_input_bytes = p.quantized() ? precision_bytes(p.operands) * (p.scaling == Scaling::Nv ? 1.125 : 1.0) : 2.0;
     return t;
 }
 
@@ -107,8 +120,8 @@ Layout effective_sharding(const Layout& layout, const RuntimeTraits& traits) {
 }
 
 double layer_working_set_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
-    PerToken a = attention_per_token(s.model, t, s.training.seq_len, Recompute::None);
-    PerToken m = mlp_per_token(s.model, t, layer, Recompute::None);
+    PerToken a = attention_per_token(s.model, t, s.training.seq_len, 0);
+    PerToken m = mlp_per_token(s.model, t, layer, 0);
     return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded}, l, tokens_per_microbatch(s, l));
 }
 
@@ -119,8 +132,9 @@ double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeT
         const double input = 2.0 * d(s.model.hidden);
         return tokens * (l.sequence_parallel ? input / d(l.tp) : input);
     }
-    PerToken a = attention_per_token(s.model, t, s.training.seq_len, l.recompute);
-    PerToken m = mlp_per_token(s.model, t, layer, l.recompute);
+    const std::uint8_t modules = active_recompute_modules(l.recompute, l.recompute_modules, t.flash_attention);
+    PerToken a = attention_per_token(s.model, t, s.training.seq_len, modules);
+    PerToken m = mlp_per_token(s.model, t, layer, modules);
     return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded}, l, tokens);
 }
 

@@ -13,6 +13,7 @@ struct RuntimeTraits {
     bool dropout = false;         // dropout masks kept (GPT-era recipes train with dropout 0.1)
     bool zero3_reshard_with_pp = true;  // see effective_sharding()
     Precision grad_dtype = Precision::Fp32;  // gradient buffers (gradient_dtype())
+    double saved_input_bytes = 2.0;  // bytes per element of a GEMM input kept for the weight gradient
 };
 
 // From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and

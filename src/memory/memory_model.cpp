@@ -18,13 +18,15 @@ struct ModelStates {
 // Megatron), and an fp32 master copy plus two moments; ZeRO shards optimizer state (1), then
 // gradients (2), then weights (3) over the `shards` data-parallel ranks holding replicas. Offload
 // keeps the optimizer state on the host.
-ModelStates model_states(const TrainingSpec& t, const RuntimeTraits& traits, const Layout& l, double params, double shards) {
+ModelStates model_states(const TrainingSpec& t, const RuntimeTraits& traits, const Layout& l, double params, double shards,
+                         bool trained = true) {
     const int zero = l.zero_stage;
     const double weight_bytes = 2.0;
     const double grad_bytes = precision_bytes(traits.grad_dtype);
     const double optimizer_bytes = (t.optimizer.master_weights ? 4.0 : 0.0) + 2.0 * precision_bytes(t.optimizer.state_dtype);
     ModelStates m;
     m.weights = params * weight_bytes / (zero >= 3 ? shards : 1.0);
+    if (!trained) return m;  // frozen (LoRA's base weights): no gradient, no optimizer state
     m.gradients = params * grad_bytes / (zero >= 2 ? shards : 1.0);
     m.optimizer = l.optimizer_offload ? 0.0 : params * optimizer_bytes / (zero >= 1 ? shards : 1.0);
     return m;
@@ -59,7 +61,7 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
     const auto ranges = stage_layer_ranges(l);
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);
     const double dense_shards = d(l.dp * l.cp);
-    const double expert_shards = d(l.dp * l.cp) / d(l.ep);
+    const double expert_shards = d(l.edp());
     report.capacity = Bytes(s.cluster.gpu.hbm_gib * kGiB);
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         StageMemory m;
@@ -67,21 +69,28 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
         const auto range = ranges[static_cast<std::size_t>(stage)];
         m.layers = range.second - range.first;
         const StageParams params = stage_params(s.model, l, stage);
-        const ModelStates dense = model_states(s.training, traits, l, params.dense, dense_shards);
-        const ModelStates expert = model_states(s.training, traits, l, params.expert, expert_shards);
-        m.weights = Bytes(dense.weights + expert.weights);
-        m.gradients = Bytes(dense.gradients + expert.gradients);
-        m.optimizer = Bytes(dense.optimizer + expert.optimizer);
+        const bool base_trained = s.training.mode != TrainingMode::Lora;
+        const ModelStates dense = model_states(s.training, traits, l, params.dense, dense_shards, base_trained);
+        const ModelStates expert = model_states(s.training, traits, l, params.expert, expert_shards, base_trained);
+        const ModelStates adapters = model_states(s.training, traits, l, adapter_params(s, l, m.layers), dense_shards);
+        m.weights = Bytes(dense.weights + expert.weights + adapters.weights);
+        m.gradients = Bytes(dense.gradients + expert.gradients + adapters.gradients);
+        m.optimizer = Bytes(dense.optimizer + expert.optimizer + adapters.optimizer);
 
-        double per_microbatch = 0;
-        for (std::int64_t layer = range.first; layer < range.second; ++layer)
-            per_microbatch += layer_activation_bytes(s, l, traits, layer);
+        // Offloaded layers (the stage's first) keep their activations in host memory; a double
+        // buffer of the largest layer stays on the GPU for the moves.
+        double per_microbatch = 0, offload_buffer = 0;
+        for (std::int64_t layer = range.first; layer < range.second; ++layer) {
+            const double bytes = layer_activation_bytes(s, l, traits, layer);
+            if (layer - range.first < l.activation_offload_layers) offload_buffer = std::max(offload_buffer, 2.0 * bytes);
+            else per_microbatch += bytes;
+        }
         if (stage == 0 && traits.dropout) {
             // The embedding's dropout mask (1 byte per element); its backward needs nothing else.
             const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
             per_microbatch += tokens * d(s.model.hidden) / (l.sequence_parallel ? d(l.tp) : 1.0);
         }
-        m.activations = Bytes(per_microbatch * microbatches_in_flight(l, stage, microbatches));
+        m.activations = Bytes(per_microbatch * microbatches_in_flight(l, stage, microbatches) + offload_buffer);
         m.buffers = Bytes(temporary_bytes(s, l, traits, stage, range));
         m.context = Bytes(s.memory.context_gib * kGiB);
         const Bytes tensors = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;

@@ -29,8 +29,13 @@ StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64
     }
     p.dense += d(m.hidden) * d(m.moe.experts);  // router, replicated
     p.dense += d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp;
-    p.expert = d(m.moe.experts) / d(l.ep) * routed_expert_params(m) / tp;
+    p.expert = d(m.moe.experts) / d(l.ep) * routed_expert_params(m) / d(l.etp);
     return p;
+}
+
+double adapter_params(const Scenario& s, const Layout& l, std::int64_t layers) {
+    if (s.training.mode != TrainingMode::Lora) return 0.0;
+    return d(layers) * lora_params_per_layer(s.model, s.training.lora.rank) / d(l.tp);
 }
 
 StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage) {

@@ -1,7 +1,7 @@
 #pragma once
 // The parameters one GPU of a pipeline stage holds: dense ones (sharded over TP, replicated over
-// DP x CP) and expert ones (sharded over EP and TP, replicated over the expert-data-parallel
-// ranks dp x cp / ep).
+// DP x CP) and expert ones (sharded over EP and expert TP, replicated over the expert-data-parallel
+// ranks tp x cp x dp / (ep x expert TP)).
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +19,10 @@ struct StageParams {
 std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layout& layout);
 
 StageParams stage_params(const ModelSpec& model, const Layout& layout, std::int64_t stage);
+
+// LoRA adapters of `layers` layers on one GPU (split over TP like their projections); 0 when
+// the run pre-trains.
+double adapter_params(const Scenario& scenario, const Layout& layout, std::int64_t layers);
 
 // Parameters of one layer on one GPU (the same split as stage_params).
 StageParams layer_params_per_gpu(const ModelSpec& model, const Layout& layout, std::int64_t layer);

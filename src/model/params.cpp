@@ -32,7 +32,7 @@ double attention_params_per_layer(const ModelSpec& m) {
 
 double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden) {
     const double h = d(m.hidden), f = d(ffn_hidden);
-    if (m.mlp == MlpKind::SwiGlu) return 3.0 * h * f + (m.linear_bias ? 2.0 * f + h : 0.0);
+    if (m.gated_mlp()) return 3.0 * h * f + (m.linear_bias ? 2.0 * f + h : 0.0);
     return 2.0 * h * f + (m.linear_bias ? f + h : 0.0);
 }
 
@@ -47,6 +47,12 @@ double moe_layer_params(const ModelSpec& m) {
 double layer_params(const ModelSpec& m, std::int64_t layer) {
     const double mlp = m.layer_is_moe(layer) ? moe_layer_params(m) : mlp_params(m, m.ffn_hidden);
     return attention_params_per_layer(m) + mlp + 2.0 * norm_params(m);
+}
+
+double lora_params_per_layer(const ModelSpec& m, std::int64_t rank) {
+    const double h = d(m.hidden), r = d(rank);
+    const double q = d(m.heads) * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
+    return r * (h + q + 2.0 * kv) + r * (q + h);
 }
 
 ParamCounts count_params(const ModelSpec& m) {

@@ -31,5 +31,8 @@ double norm_params(const ModelSpec& m);
 double routed_expert_params(const ModelSpec& m);      // one expert
 double moe_layer_params(const ModelSpec& m);          // router + experts + shared experts
 double layer_params(const ModelSpec& m, std::int64_t layer);
+// The trained parameters of one layer under LoRA: rank-r adapters (A: in x r, B: r x out) beside
+// the QKV and output projections.
+double lora_params_per_layer(const ModelSpec& m, std::int64_t rank);
 
 }  // namespace sextant

@@ -57,7 +57,7 @@ Emitted megatron(const Scenario& s, const Layout& l) {
     if (l.optimizer_offload) a.push_back("--optimizer-cpu-offload --optimizer-offload-fraction 1.0");
     if (l.dp > 1) a.push_back("--overlap-grad-reduce");
     if (l.dp > 1 && l.zero_stage >= 1) a.push_back("--overlap-param-gather");
-    switch (s.training.precision) {
+    switch (s.training.precision.operands) {
         case Precision::Fp16: a.push_back("--fp16"); break;
         case Precision::Fp8: a.push_back("--bf16 --fp8-format hybrid"); break;
         default: a.push_back("--bf16"); break;
@@ -89,7 +89,7 @@ Emitted torchtitan(const Scenario& s, const Layout& l) {
     e.text += fmt::format("global_batch_size = {}\n", s.training.global_batch);
     e.text += fmt::format("seq_len = {}\n", s.training.seq_len);
     e.text += fmt::format("mixed_precision_param = \"{}\"\n",
-                          s.training.precision == Precision::Fp16 ? "float16" : "bfloat16");
+                          s.training.precision.operands == Precision::Fp16 ? "float16" : "bfloat16");
     if (l.optimizer_offload) e.text += "enable_cpu_offload = true\n";
     e.text += "\n[activation_checkpoint]\n";
     e.text += fmt::format("mode = \"{}\"\n", recompute_name(l.recompute));
@@ -114,7 +114,7 @@ Emitted deepspeed(const Scenario& s, const Layout& l) {
     cfg["train_batch_size"] = s.training.global_batch;
     cfg["train_micro_batch_size_per_gpu"] = l.microbatch;
     cfg["gradient_accumulation_steps"] = l.microbatches(s.training.global_batch);
-    if (s.training.precision == Precision::Fp16) cfg["fp16"] = {{"enabled", true}};
+    if (s.training.precision.operands == Precision::Fp16) cfg["fp16"] = {{"enabled", true}};
     else cfg["bf16"] = {{"enabled", true}};
     cfg["zero_optimization"] = {{"stage", l.zero_stage}, {"overlap_comm", true}, {"contiguous_gradients", true}};
     if (l.optimizer_offload)

@@ -73,11 +73,57 @@ std::vector<std::int64_t> pp_values(const Scenario& s, const LayoutSpec& f, cons
     });
 }
 
-std::vector<std::int64_t> ep_values(const Scenario& s, const LayoutSpec& f, std::int64_t dp) {
+// Expert layers fold a stage's tp x cp x dp ranks into expert TP x EP x expert DP groups.
+std::vector<std::int64_t> ep_values(const Scenario& s, const LayoutSpec& f, std::int64_t folded) {
     if (!s.model.is_moe()) return {1};
     return knob(f.ep, powers_of_two_up_to(s.model.moe.experts), [&](std::int64_t e) {
-        return s.model.moe.experts % e == 0 && dp % e == 0;
+        return s.model.moe.experts % e == 0 && folded % e == 0;
     });
+}
+
+// Expert TP: Megatron's default (the dense TP) or none, the recipes' choice.
+std::vector<std::int64_t> etp_values(const Scenario& s, const LayoutSpec& f, std::int64_t tp, std::int64_t ep, std::int64_t folded) {
+    if (!s.model.is_moe()) return {1};
+    std::vector<std::int64_t> range = {1};
+    if (tp > 1) range.push_back(tp);
+    return knob(f.expert_tp, range, [&](std::int64_t t) {
+        return folded % (ep * t) == 0 && s.model.moe.expert_ffn_hidden % t == 0;
+    });
+}
+
+// Selective recompute's module sets worth trying: the era's default, and what Megatron-Core's
+// recipes use for MoE and MLA models when memory is short (moe_act, the whole MoE block,
+// mla_up_proj).
+std::vector<std::uint8_t> module_values(const Scenario& s, const LayoutSpec& f, Recompute rc) {
+    if (rc != Recompute::Selective) return {0};
+    if (f.recompute_modules) return {*f.recompute_modules};
+    std::vector<std::uint8_t> sets = {0};
+    const bool moe = s.model.is_moe(), mla = s.model.attention == AttentionKind::MultiLatent;
+    if (moe) {
+        sets.push_back(kRecomputeLayerNorm | kRecomputeMoeAct);
+        sets.push_back(kRecomputeLayerNorm | kRecomputeMoe);
+    } else {
+        sets.push_back(kRecomputeLayerNorm | kRecomputeMlp);
+    }
+    if (mla) {
+        sets.push_back(kRecomputeMlaUpProj);
+        sets.push_back(kRecomputeMlaUpProj | kRecomputeMoeAct | kRecomputeMlp);
+    }
+    return sets;
+}
+
+// Activation offload pays only over a host link near HBM speed (NVLink-C2C on Grace
+// superchips) and where the framework offers it: none, a quarter, half or three quarters of
+// the smallest stage's layers.
+std::vector<std::int64_t> offload_layer_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o,
+                                               const std::vector<std::int64_t>& split) {
+    if (f.activation_offload_layers) return {*f.activation_offload_layers};
+    if (!o.framework.activation_offload || s.cluster.host.link_gbps < 100) return {0};
+    const std::int64_t fewest = *std::min_element(split.begin(), split.end());
+    std::vector<std::int64_t> out = {0};
+    for (std::int64_t q = 1; q <= 3; ++q)
+        if (fewest * q / 4 > out.back()) out.push_back(fewest * q / 4);
+    return out;
 }
 
 std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::int64_t>& split,
@@ -165,17 +211,21 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                 for (bool offload : offload_values(f, o, zero))
                     for (bool sp : sp_values(f, o, shape.tp))
                         for (Recompute rc : recompute_values(f, o))
-                            for (auto order : orders) {
-                                Candidate c = shape;
-                                c.vp = static_cast<std::int16_t>(vp);
-                                c.microbatch = static_cast<std::int16_t>(mb);
-                                c.zero_stage = static_cast<std::int8_t>(zero);
-                                c.optimizer_offload = offload;
-                                c.sequence_parallel = sp;
-                                c.recompute = rc;
-                                c.rank_order = order;
-                                out.push_back(c);
-                            }
+                            for (std::uint8_t modules : module_values(s, f, rc))
+                                for (auto offload_layers : offload_layer_values(s, f, o, split))
+                                    for (auto order : orders) {
+                                        Candidate c = shape;
+                                        c.vp = static_cast<std::int16_t>(vp);
+                                        c.microbatch = static_cast<std::int16_t>(mb);
+                                        c.zero_stage = static_cast<std::int8_t>(zero);
+                                        c.optimizer_offload = offload;
+                                        c.sequence_parallel = sp;
+                                        c.recompute = rc;
+                                        c.recompute_modules = modules;
+                                        c.offload_layers = static_cast<std::int16_t>(offload_layers);
+                                        c.rank_order = order;
+                                        out.push_back(c);
+                                    }
         }
 }
 }  // namespace
@@ -195,16 +245,18 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
                 for (auto [first, last] : trims(s, f, pp, o)) {
                     const auto split = f.stage_layers ? *f.stage_layers
                                                       : trimmed_stage_split(s.model.layers, pp, first, last);
-                    for (auto ep : ep_values(s, f, dp)) {
-                        Candidate shape;
-                        shape.tp = static_cast<std::int16_t>(tp);
-                        shape.pp = static_cast<std::int16_t>(pp);
-                        shape.cp = static_cast<std::int16_t>(cp);
-                        shape.ep = static_cast<std::int16_t>(ep);
-                        shape.first_trim = first;
-                        shape.last_trim = last;
-                        add_knob_settings(out, shape, s, f, o, split, dp);
-                    }
+                    for (auto ep : ep_values(s, f, tp * cp * dp))
+                        for (auto etp : etp_values(s, f, tp, ep, tp * cp * dp)) {
+                            Candidate shape;
+                            shape.tp = static_cast<std::int16_t>(tp);
+                            shape.pp = static_cast<std::int16_t>(pp);
+                            shape.cp = static_cast<std::int16_t>(cp);
+                            shape.ep = static_cast<std::int16_t>(ep);
+                            shape.etp = static_cast<std::int16_t>(etp);
+                            shape.first_trim = first;
+                            shape.last_trim = last;
+                            add_knob_settings(out, shape, s, f, o, split, dp);
+                        }
                 }
             }
         }
@@ -218,6 +270,7 @@ Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     l.pp = c.pp;
     l.cp = c.cp;
     l.ep = c.ep;
+    l.etp = c.etp;
     l.vp = c.vp;
     l.dp = s.cluster.gpus / (l.tp * l.pp * l.cp);
     l.microbatch = c.microbatch;
@@ -225,6 +278,8 @@ Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     l.optimizer_offload = c.optimizer_offload;
     l.sequence_parallel = c.sequence_parallel;
     l.recompute = c.recompute;
+    l.recompute_modules = c.recompute_modules;
+    l.activation_offload_layers = c.offload_layers;
     l.schedule = f.schedule && l.vp == 1 ? *f.schedule : (l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     l.rank_order = f.rank_order ? *f.rank_order : candidate_rank_orders()[c.rank_order];
     l.stage_layers = f.stage_layers ? *f.stage_layers

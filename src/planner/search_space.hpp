@@ -18,9 +18,9 @@ struct SearchOptions {
     FrameworkFeatures framework;  // what the framework offers; the Planner takes the scenario's
 };
 
-// A layout in 20 bytes: the planner holds hundreds of thousands of these.
+// A layout in 26 bytes: the planner holds hundreds of thousands of these.
 struct Candidate {
-    std::int16_t tp = 1, pp = 1, cp = 1, ep = 1, vp = 1, microbatch = 1;
+    std::int16_t tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, vp = 1, microbatch = 1, offload_layers = 0;
     // Layers the first and last stages hold below the middle ones (they also hold the embedding
     // and the output layer with the loss); 0/0 with pp | layers is the even split.
     std::int8_t first_trim = 0, last_trim = 0;
@@ -28,6 +28,7 @@ struct Candidate {
     bool optimizer_offload = false;
     bool sequence_parallel = false;
     Recompute recompute = Recompute::None;
+    std::uint8_t recompute_modules = 0;  // with selective recompute; 0 = the era's default
     std::uint8_t rank_order = 0;  // index into candidate_rank_orders()
 };
 

@@ -9,8 +9,8 @@
 namespace sextant::reliability {
 
 namespace {
-// FP8 training keeps its weights in bf16; the checkpoint holds those.
-double weight_bytes(Precision p) { return p == Precision::Fp8 ? 2.0 : precision_bytes(p); }
+// FP8 and FP4 training keep their weights in bf16; the checkpoint holds those.
+double weight_bytes(Precision p) { return p == Precision::Fp8 || p == Precision::Fp4 ? 2.0 : precision_bytes(p); }
 
 double node_nic_bytes_per_s(const ClusterSpec& c) {
     return c.fabric.nic_gbps_per_gpu * 1e9 / 8.0 * static_cast<double>(c.gpus_per_node);
@@ -31,7 +31,7 @@ CheckpointSize checkpoint_size(const Scenario& s) {
     const OptimizerSpec& o = s.training.optimizer;
     CheckpointSize c;
     c.params = counts.total() + counts.mtp;
-    const double weights = weight_bytes(s.training.precision);
+    const double weights = weight_bytes(s.training.precision.operands);
     const double state = (o.master_weights ? 4.0 : 0.0) + 2.0 * precision_bytes(o.state_dtype);
     c.bytes_per_param = weights + state;
     c.total_bytes = c.params * c.bytes_per_param;

@@ -11,7 +11,7 @@ std::size_t at(Cost c) { return static_cast<std::size_t>(c); }
 
 std::vector<std::pair<std::string, double>> Breakdown::items() const {
     return {{"compute", compute}, {"recompute", recompute}, {"tp", tp}, {"cp", cp}, {"ep", ep}, {"pp", pp},
-            {"dp", dp}, {"bubble", bubble}, {"optimizer", optimizer}, {"other", other}};
+            {"dp", dp}, {"bubble", bubble}, {"optimizer", optimizer}, {"offload", offload}, {"other", other}};
 }
 
 StepResult estimate(const StepContext& ctx, const Layout& l) {
@@ -77,6 +77,7 @@ void add_task_parts(Breakdown& b, const StagePlan& stage, double m) {
             b.ep += m * (*parts)[at(Cost::EP)];
             b.pp += m * (*parts)[at(Cost::PP)];
             b.dp += m * (*parts)[at(Cost::ZeRO)];
+            b.offload += m * (*parts)[at(Cost::Offload)];
             b.other += m * (*parts)[at(Cost::Overhead)];
         }
 }
@@ -85,7 +86,7 @@ void finish_result(const StepContext& ctx, const Layout& l, StepResult& r) {
     r.step_time_s = r.breakdown.total();
     const Scenario& s = ctx.scenario();
     r.tokens_per_s = s.training.tokens_per_step() / r.step_time_s;
-    const double peak = d(s.cluster.gpus) * s.cluster.gpu.peak_tflops(s.training.precision) * 1e12 * r.step_time_s;
+    const double peak = d(s.cluster.gpus) * s.cluster.gpu.peak_tflops(s.training.precision.operands) * 1e12 * r.step_time_s;
     r.mfu = ctx.model_flops() / peak;
     r.hfu = hardware_flops_per_step(s, l, ctx.model_flops(), ctx.runtime().flash_attention) / peak;
 }

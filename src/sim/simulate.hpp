@@ -21,8 +21,9 @@ struct Breakdown {
     double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0;  // exposed communication
     double bubble = 0;      // pipeline fill and drain, waiting on other stages
     double optimizer = 0;
+    double offload = 0;     // activation moves to and from host memory that compute does not hide
     double other = 0;       // per-microbatch and per-step overheads
-    double total() const { return compute + recompute + tp + cp + ep + pp + dp + bubble + optimizer + other; }
+    double total() const { return compute + recompute + tp + cp + ep + pp + dp + bubble + optimizer + offload + other; }
     std::vector<std::pair<std::string, double>> items() const;
 };
 

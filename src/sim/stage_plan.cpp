@@ -36,6 +36,23 @@ double sum(const CostParts& parts) {
     return s;
 }
 
+// Activation offload (Megatron --cpu-offloading-num-layers): the first layers of a stage move
+// their saved activations to host memory during the forward and fetch them back for the
+// backward, each overlapped with the chunk's own compute; what the compute cannot hide waits.
+double offloaded_bytes(const StepContext& ctx, const Layout& l, std::int64_t first, std::int64_t layers, std::int64_t offload_end) {
+    double bytes = 0;
+    for (std::int64_t layer = first; layer < first + layers && layer < offload_end; ++layer)
+        bytes += layer_activation_bytes(ctx.scenario(), l, ctx.traits(), layer);
+    return bytes;
+}
+
+void add_offload(ChunkPlan& chunk, double bytes, const HostSpec& host) {
+    if (bytes <= 0) return;
+    const double move = bytes / (host.link_gbps * 1e9);
+    chunk.forward_parts[at(Cost::Offload)] += std::max(0.0, move - sum(chunk.forward_parts));
+    chunk.backward_parts[at(Cost::Offload)] += std::max(0.0, move - sum(chunk.backward_parts));
+}
+
 double degraded_factor(const StepContext& ctx, const Layout& l, std::int64_t stage) {
     double factor = 1.0;
     for (const auto& d : ctx.degraded_links())
@@ -75,17 +92,19 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
 
-    // Layers of one kind cost the same: evaluate a dense and a MoE layer once.
-    std::int64_t first_moe = -1, first_dense = -1;
-    for (std::int64_t i = 0; i < m.layers; ++i) {
-        if (m.layer_is_moe(i)) {
-            if (first_moe < 0) first_moe = i;
-        } else if (first_dense < 0) {
-            first_dense = i;
+    // Layers of one kind (dense or MoE MLP, full or windowed attention) cost the same: evaluate
+    // each kind once.
+    std::array<LayerCost, 4> kinds{};
+    std::array<bool, 4> evaluated{};
+    const auto kind_of = [&](std::int64_t layer) {
+        return static_cast<std::size_t>((m.layer_is_moe(layer) ? 1 : 0) + (m.layer_is_windowed(layer) ? 2 : 0));
+    };
+    for (std::int64_t i = 0; i < m.layers; ++i)
+        if (!evaluated[kind_of(i)]) {
+            kinds[kind_of(i)] = layer_cost(costs, l, groups, i);
+            evaluated[kind_of(i)] = true;
         }
-    }
-    const LayerCost dense = first_dense >= 0 ? layer_cost(costs, l, groups, first_dense) : LayerCost{};
-    const LayerCost moe = first_moe >= 0 ? layer_cost(costs, l, groups, first_moe) : LayerCost{};
+    const auto cost_of = [&](std::int64_t layer) -> const LayerCost& { return kinds[kind_of(layer)]; };
     const PhaseCost embed_f = embedding_cost(costs, l, false), embed_b = embedding_cost(costs, l, true);
     const PhaseCost out_f = output_cost(costs, l, false), out_b = output_cost(costs, l, true);
     const double transfer = pp_transfer(costs, l, groups);
@@ -94,6 +113,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     const bool blocking_p2p = !ctx.runtime().overlap.pp && l.pp > 1;
 
     const auto ranges = stage_layer_ranges(l);
+    const bool lora = s.training.mode == TrainingMode::Lora;
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         StagePlan sp;
         sp.slowdown = straggler_slowdown(ctx, l, stage);
@@ -103,11 +123,13 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         const std::int64_t n = last - first;
         double dense_total = 0, expert_total = 0;
         std::int64_t layer = first;
+        const auto split = chunk_layers(n, l.vp, stage == 0, stage == l.pp - 1);
         for (std::int64_t c = 0; c < l.vp; ++c) {
             ChunkPlan chunk;
-            chunk.layers = n / l.vp + (c < n % l.vp ? 1 : 0);
+            chunk.layers = split[static_cast<std::size_t>(c)];
+            const std::int64_t chunk_first = layer;
             for (std::int64_t i = 0; i < chunk.layers; ++i, ++layer) {
-                const LayerCost& lc = m.layer_is_moe(layer) ? moe : dense;
+                const LayerCost& lc = cost_of(layer);
                 exposure.add(chunk.forward_parts, lc.forward, 0.0);
                 exposure.add(chunk.backward_parts, lc.backward, lc.recompute);
                 const StageParams p = layer_params_per_gpu(m, l, layer);
@@ -122,7 +144,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
                 exposure.add(chunk.forward_parts, out_f, 0.0);
                 exposure.add(chunk.backward_parts, out_b, 0.0);
                 // Multi-token-prediction modules run one more layer of the last kind each.
-                const LayerCost& mtp = m.layer_is_moe(m.layers - 1) ? moe : dense;
+                const LayerCost& mtp = cost_of(m.layers - 1);
                 for (std::int64_t k = 0; k < m.mtp_layers; ++k) {
                     exposure.add(chunk.forward_parts, mtp.forward, 0.0);
                     exposure.add(chunk.backward_parts, mtp.backward, mtp.recompute);
@@ -130,6 +152,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             }
             chunk.forward_parts[at(Cost::Overhead)] += overhead;
             chunk.backward_parts[at(Cost::Overhead)] += overhead;
+            add_offload(chunk, offloaded_bytes(ctx, l, chunk_first, chunk.layers, first + l.activation_offload_layers), s.cluster.host);
             if (blocking_p2p) {
                 const bool last_chunk = stage == l.pp - 1 && c == l.vp - 1, first_chunk = stage == 0 && c == 0;
                 chunk.forward_parts[at(Cost::PP)] += last_chunk ? 0.0 : transfer * comm_factor;
@@ -137,12 +160,16 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             }
             chunk.forward = sum(chunk.forward_parts);
             chunk.backward = sum(chunk.backward_parts);
+            if (lora) {  // only the adapters have gradients to reduce and an optimizer step
+                chunk.dense_params = adapter_params(s, l, chunk.layers);
+                chunk.expert_params = 0;
+            }
             dense_total += chunk.dense_params;
             expert_total += chunk.expert_params;
             sp.chunks.push_back(chunk);
         }
         // Embedding and output layer parameters belong to the first and last chunks.
-        const StageParams all = stage_params(m, l, stage);
+        const StageParams all = lora ? StageParams{adapter_params(s, l, n), 0.0} : stage_params(m, l, stage);
         sp.chunks.front().dense_params += std::max(0.0, all.dense - dense_total);
         for (auto& chunk : sp.chunks)
             chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, chunk.dense_params) +
@@ -155,7 +182,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             sp.param_gather_wait = exposed_bucketed(sp.param_gather, forward, n);
         }
         const double shards = l.zero_stage >= 1 ? d(l.dp * l.cp) : 1.0;
-        const double expert_shards = l.zero_stage >= 1 ? d(l.dp * l.cp / l.ep) : 1.0;
+        const double expert_shards = l.zero_stage >= 1 ? d(l.edp()) : 1.0;
         sp.optimizer = optimizer_time(costs, l, all.dense / shards + all.expert / expert_shards) * (l.optimizer_offload ? 1.0 : sp.slowdown);
         sp.send_forward = stage + 1 < l.pp && !blocking_p2p ? transfer * comm_factor : 0.0;
         sp.send_backward = stage > 0 && !blocking_p2p ? transfer * comm_factor : 0.0;

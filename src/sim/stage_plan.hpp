@@ -13,7 +13,7 @@
 namespace sextant {
 
 // Where time goes inside a forward or backward task.
-enum class Cost : std::uint8_t { Compute, Recompute, TP, CP, EP, PP, ZeRO, Overhead, Count };
+enum class Cost : std::uint8_t { Compute, Recompute, TP, CP, EP, PP, ZeRO, Offload, Overhead, Count };
 using CostParts = std::array<double, static_cast<std::size_t>(Cost::Count)>;
 
 struct ChunkPlan {

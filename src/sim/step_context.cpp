@@ -75,7 +75,7 @@ CalibrationProfile scenario_profile(const Scenario& s) {
 }
 
 struct StepContext::GroupCache {
-    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::array<ParallelDim, 5>>;
+    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::array<ParallelDim, 5>>;
     std::mutex mutex;
     std::map<Key, std::unique_ptr<LayoutGroups>> groups;
 };
@@ -118,7 +118,7 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
 }
 
 const LayoutGroups& StepContext::groups(const Layout& l) const {
-    const GroupCache::Key key{l.tp, l.pp, l.dp, l.cp, l.ep, l.rank_order};
+    const GroupCache::Key key{l.tp, l.pp, l.dp, l.cp, l.ep, l.etp, l.rank_order};
     std::lock_guard<std::mutex> lock(cache_->mutex);
     auto it = cache_->groups.find(key);
     if (it == cache_->groups.end())

@@ -16,7 +16,8 @@ constexpr FieldDef kClusterFields[] = {
     {"nvlink_domain_gpus", FieldType::Integer, "GPUs per NVLink/NVSwitch domain", "",
      "gpus_per_node", 1, 1 << 24},
     {"nvlink_latency_us", FieldType::Number, "NVLink hop latency", "us", "profile", 0},
-    {"nic_gbps_per_gpu", FieldType::Number, "scale-out NIC line rate per GPU", "Gb/s", "", 1},
+    {"nic_gbps_per_gpu", FieldType::Number, "scale-out NIC line rate per GPU", "Gb/s",
+     "the GPU preset's platform_nic_gbps", 1},
     {"fabric", FieldType::String, "scale-out fabric", "", "infiniband", -1e300, 1e300,
      "infiniband|roce|ethernet"},
     {"rail_optimized", FieldType::Boolean, "NIC k of every node on leaf k", "", "true"},
@@ -72,7 +73,11 @@ ClusterSpec parse_cluster_fields(const json& object, const std::string& path, Gp
 
     FabricSpec& f = c.fabric;
     f.kind = parse_fabric(r.string("fabric").value_or("infiniband"));
-    f.nic_gbps_per_gpu = r.require_number("nic_gbps_per_gpu");
+    // Published runs often leave the NIC out (single-node runs need none; others quote the
+    // platform): the GPU's reference platform (DGX, NVL72) supplies it.
+    if (const auto nic = r.number("nic_gbps_per_gpu")) f.nic_gbps_per_gpu = *nic;
+    else if (c.gpu.platform_nic_gbps > 0) f.nic_gbps_per_gpu = c.gpu.platform_nic_gbps;
+    else throw InputError(r.path_of("nic_gbps_per_gpu"), "", "is required: the GPU preset " + c.gpu.name + " names no platform NIC (platform_nic_gbps)");
     f.rail_optimized = r.boolean("rail_optimized").value_or(true);
     f.pod_gpus = r.integer("pod_gpus").value_or(0);
     f.pod_oversubscription = r.number("pod_oversubscription").value_or(1.0);
@@ -95,6 +100,7 @@ ClusterSpec parse_cluster_fields(const json& object, const std::string& path, Gp
         c.storage.write_gbps = sr.require_number("write_gbps");
         c.storage.read_gbps = sr.number("read_gbps").value_or(c.storage.write_gbps);
     }
+    if (c.gpu.platform_host_link_gbps > 0) c.host.link_gbps = c.gpu.platform_host_link_gbps;
     if (const json* h = r.raw("host")) {
         ObjectReader hr(*h, r.path_of("host"), kHostFields);
         c.host.link_gbps = hr.number("link_gbps").value_or(c.host.link_gbps);

@@ -8,13 +8,14 @@
 
 namespace sextant {
 
-enum class Precision { Fp32, Tf32, Fp16, Bf16, Fp8 };
+enum class Precision { Fp32, Tf32, Fp16, Bf16, Fp8, Fp4 };
 
 struct GpuSpec {
     std::string name;
     double bf16_tflops = 0;  // dense, no sparsity
     double fp16_tflops = 0;
     double fp8_tflops = 0;   // 0 where the GPU has no FP8 tensor cores
+    double fp4_tflops = 0;   // 0 where the GPU has no FP4 (block-scaled) tensor cores
     double tf32_tflops = 0;
     double hbm_gib = 0;      // usable HBM as the driver reports it
     double hbm_tbps = 0;     // HBM bandwidth, TB/s
@@ -22,6 +23,8 @@ struct GpuSpec {
     int nvlink_domain = 8;   // GPUs reachable over NVLink/NVSwitch
     bool nvls = false;       // NVLink SHARP (in-switch reduction) available
     double tdp_w = 0;
+    double platform_nic_gbps = 0;  // scale-out NIC per GPU of the GPU's reference platform (DGX, NVL72)
+    double platform_host_link_gbps = 0;  // GPU-host GB/s per direction there (0: a PCIe host, HostSpec's default)
     std::string source;
 
     double peak_tflops(Precision p) const;

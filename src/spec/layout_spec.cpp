@@ -1,5 +1,6 @@
 #include "spec/layout_spec.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -13,7 +14,9 @@ constexpr FieldDef kLayoutFields[] = {
     {"pp", FieldType::Integer, "pipeline-parallel stages", "", "1", 1, 1 << 24},
     {"dp", FieldType::Integer, "data-parallel degree", "", "gpus/(tp*pp*cp)", 1, 1 << 24},
     {"cp", FieldType::Integer, "context-parallel degree", "", "1", 1, 1 << 24},
-    {"ep", FieldType::Integer, "expert-parallel degree (divides dp*cp)", "", "1", 1, 1 << 24},
+    {"ep", FieldType::Integer, "expert-parallel degree (ep x expert_tp divides tp*cp*dp)", "", "1", 1, 1 << 24},
+    {"expert_tp", FieldType::Integer, "tensor parallelism inside each expert (Megatron --expert-tensor-parallel-size)", "",
+     "tp where ep x tp divides tp*cp*dp, else 1", 1, 1 << 24},
     {"vp", FieldType::Integer, "virtual pipeline chunks per stage (interleaved 1F1B)", "", "1", 1, 1 << 24},
     {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", "1", 1, 1 << 30},
     {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", "0", 0, 3},
@@ -21,6 +24,12 @@ constexpr FieldDef kLayoutFields[] = {
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU (ZeRO-Offload)", "", "false"},
     {"recompute", FieldType::String, "activation recomputation", "", "none", -1e300, 1e300,
      "none|selective|full"},
+    {"recompute_modules", FieldType::Array,
+     "what selective recompute re-runs (Megatron --recompute-modules): core_attn, layernorm, mla_up_proj, mlp, moe_act, moe, "
+     "shared_experts, act (every MLP activation)", "", "flash attention: layernorm, act; before it: core_attn"},
+    {"activation_offload_layers", FieldType::Integer,
+     "layers per pipeline stage whose saved activations move to host memory during the forward and back for the backward "
+     "(Megatron --cpu-offloading-num-layers)", "", "0", 0, 1 << 16},
     {"schedule", FieldType::String, "pipeline schedule", "", "1f1b (interleaved when vp > 1)",
      -1e300, 1e300, "gpipe|1f1b|interleaved"},
     {"stage_layers", FieldType::Array, "explicit layers per pipeline stage"},
@@ -38,6 +47,30 @@ Schedule parse_schedule(const std::string& s) {
     if (s == "gpipe") return Schedule::GPipe;
     if (s == "interleaved") return Schedule::Interleaved;
     return Schedule::OneFOneB;
+}
+
+constexpr std::pair<std::string_view, std::uint8_t> kRecomputeModuleNames[] = {
+    {"core_attn", kRecomputeCoreAttn}, {"layernorm", kRecomputeLayerNorm}, {"mla_up_proj", kRecomputeMlaUpProj},
+    {"mlp", kRecomputeMlp}, {"moe_act", kRecomputeMoeAct}, {"moe", kRecomputeMoe},
+    {"shared_experts", kRecomputeSharedExperts}, {"act", kRecomputeAct},
+};
+
+std::uint8_t parse_recompute_modules(const json& list, const std::string& path) {
+    std::uint8_t modules = 0;
+    std::vector<std::string> names;
+    for (const auto& [name, bit] : kRecomputeModuleNames) names.emplace_back(name);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const json& v = list[i];
+        const std::string at = path + "/" + std::to_string(i);
+        if (!v.is_string()) throw InputError(at, value_text(v), "must be a module name");
+        const auto it = std::find_if(std::begin(kRecomputeModuleNames), std::end(kRecomputeModuleNames),
+                                     [&](const auto& m) { return m.first == v.get<std::string>(); });
+        if (it == std::end(kRecomputeModuleNames))
+            throw InputError(at, value_text(v), "unknown recompute module; " + suggestion_text(v.get<std::string>(), names));
+        modules = static_cast<std::uint8_t>(modules | it->second);
+    }
+    if (modules == 0) throw InputError(path, "[]", "must name at least one module");
+    return modules;
 }
 
 std::array<ParallelDim, 5> parse_rank_order(const std::string& text, const std::string& path) {
@@ -76,12 +109,15 @@ LayoutSpec parse_layout(const json& object, const std::string& path) {
     l.dp = r.integer("dp");
     l.cp = r.integer("cp");
     l.ep = r.integer("ep");
+    l.expert_tp = r.integer("expert_tp");
     l.vp = r.integer("vp");
     l.microbatch = r.integer("microbatch");
     l.zero_stage = r.integer("zero_stage");
     l.sequence_parallel = r.boolean("sequence_parallel");
     l.optimizer_offload = r.boolean("optimizer_offload");
     if (auto s = r.string("recompute")) l.recompute = parse_recompute(*s);
+    if (const json* m = r.raw("recompute_modules")) l.recompute_modules = parse_recompute_modules(*m, r.path_of("recompute_modules"));
+    l.activation_offload_layers = r.integer("activation_offload_layers");
     if (auto s = r.string("schedule")) l.schedule = parse_schedule(*s);
     if (auto s = r.string("rank_order")) l.rank_order = parse_rank_order(*s, r.path_of("rank_order"));
     if (const json* split = r.raw("stage_layers")) {
@@ -110,6 +146,29 @@ std::vector<std::int64_t> default_stage_split(std::int64_t layers, std::int64_t 
     split.front() = first;
     split.back() = last;
     return split;
+}
+
+std::vector<std::int64_t> chunk_layers(std::int64_t n, std::int64_t vp, bool first_stage, bool last_stage) {
+    std::vector<std::int64_t> chunks(static_cast<std::size_t>(vp), n / vp);
+    for (std::int64_t c = 0; c < n % vp; ++c) chunks[static_cast<std::size_t>(c)] += 1;
+    const std::int64_t full = (n + vp - 1) / vp, rest = n - full * (vp - 1);
+    if (n % vp == 0 || rest < 0 || (!first_stage && !last_stage)) return chunks;
+    std::fill(chunks.begin(), chunks.end(), full);
+    chunks[first_stage ? 0 : static_cast<std::size_t>(vp - 1)] = rest;
+    return chunks;
+}
+
+std::uint8_t active_recompute_modules(Recompute recompute, std::uint8_t modules, bool flash_attention) {
+    if (recompute != Recompute::Selective) return 0;
+    if (modules != 0) return modules;
+    return flash_attention ? kRecomputeLayerNorm | kRecomputeAct : kRecomputeCoreAttn;
+}
+
+std::string recompute_modules_text(std::uint8_t modules) {
+    std::string text;
+    for (const auto& [name, bit] : kRecomputeModuleNames)
+        if (modules & bit) text += (text.empty() ? "" : ",") + std::string(name);
+    return text;
 }
 
 std::string recompute_name(Recompute r) {

@@ -13,14 +13,35 @@
 namespace sextant {
 
 enum class Recompute { None, Selective, Full };
+
+// What selective recompute re-runs (Megatron-Core --recompute-modules, plus "act"): a bit each.
+// 0 with selective recompute means the era's default: the attention core before flash attention
+// (Korthikanti et al. 2022), the norms and MLP activation functions with it.
+enum RecomputeModule : std::uint8_t {
+    kRecomputeCoreAttn = 1,       // attention core (scores, softmax, dropout)
+    kRecomputeLayerNorm = 2,      // the two norms of a layer
+    kRecomputeMlaUpProj = 4,      // MLA's up-projections from the compressed latents
+    kRecomputeMlp = 8,            // a dense MLP whole
+    kRecomputeMoeAct = 16,        // the experts' activation function
+    kRecomputeMoe = 32,           // a MoE block whole (router, dispatch, experts, combine)
+    kRecomputeSharedExperts = 64, // the shared experts
+    kRecomputeAct = 128,          // every MLP activation function (dense and experts)
+};
+// The modules a layout's selective recompute re-runs: its own list, else the era's default (0
+// without selective recompute).
+std::uint8_t active_recompute_modules(Recompute recompute, std::uint8_t modules, bool flash_attention);
+// The modules of a "a,b,c" list or a JSON array's names, for error messages and exports.
+std::string recompute_modules_text(std::uint8_t modules);
 enum class Schedule { GPipe, OneFOneB, Interleaved };
 enum class ParallelDim { TP, CP, EP, DP, PP };
 
 struct LayoutSpec {
-    std::optional<std::int64_t> tp, pp, dp, cp, ep, vp, microbatch, zero_stage;
+    std::optional<std::int64_t> tp, pp, dp, cp, ep, expert_tp, vp, microbatch, zero_stage;
     std::optional<bool> sequence_parallel;
     std::optional<bool> optimizer_offload;
     std::optional<Recompute> recompute;
+    std::optional<std::uint8_t> recompute_modules;
+    std::optional<std::int64_t> activation_offload_layers;
     std::optional<Schedule> schedule;
     std::optional<std::vector<std::int64_t>> stage_layers;
     std::optional<std::array<ParallelDim, 5>> rank_order;  // fastest-varying first
@@ -28,17 +49,22 @@ struct LayoutSpec {
 
 struct Layout {
     std::int64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
+    std::int64_t etp = 1;  // expert tensor parallelism: expert layers fold tp x cp x dp into etp x ep x edp
     std::int64_t microbatch = 1;
     int zero_stage = 0;
     bool sequence_parallel = false;
     bool optimizer_offload = false;  // optimizer state and step on the host (ZeRO-Offload)
     Recompute recompute = Recompute::None;
+    std::uint8_t recompute_modules = 0;      // with Selective; 0 = the era's default set
+    std::int64_t activation_offload_layers = 0;  // layers per stage whose activations wait in host memory
     Schedule schedule = Schedule::OneFOneB;
     std::vector<std::int64_t> stage_layers;  // layers held by each pipeline stage
     std::array<ParallelDim, 5> rank_order = {ParallelDim::TP, ParallelDim::CP, ParallelDim::EP,
                                              ParallelDim::DP, ParallelDim::PP};
 
     std::int64_t gpus() const { return tp * pp * dp * cp; }
+    // Expert-data-parallel degree: the replicas of each expert shard.
+    std::int64_t edp() const { return tp * cp * dp / (ep * etp); }
     std::int64_t microbatches(std::int64_t global_batch) const {
         return global_batch / (dp * microbatch);
     }
@@ -51,6 +77,11 @@ LayoutSpec parse_layout(const json& object, const std::string& path);
 // ceil(L/pp) and the first and last stages, which also hold the embedding and the loss, share
 // the rest (Llama 3 405B: 126 layers on 16 stages = 7, 8 x 14, 7). Empty when impossible.
 std::vector<std::int64_t> default_stage_split(std::int64_t layers, std::int64_t pp);
+// The layers of each of a stage's vp chunks: as even as they go, with any shortage on the chunk
+// that also holds the embedding (first stage) or the loss (last stage), as Megatron-Core's
+// pipeline layouts do (--account-for-embedding/loss-in-pipeline-split, "Et|(tt|)*30L"): such a
+// chunk may hold no layer at all.
+std::vector<std::int64_t> chunk_layers(std::int64_t stage_layers, std::int64_t vp, bool first_stage, bool last_stage);
 
 std::string recompute_name(Recompute r);
 std::string schedule_name(Schedule s);

@@ -26,10 +26,12 @@ constexpr FieldDef kModelFields[] = {
     {"linear_bias", FieldType::Boolean, "biases on every linear layer", "", "arch"},
     {"qkv_bias", FieldType::Boolean, "biases on the QKV projection only (Qwen2)", "", "false"},
     {"norm", FieldType::String, "normalisation", "", "arch", -1e300, 1e300, "layernorm|rmsnorm"},
-    {"mlp", FieldType::String, "MLP kind", "", "arch", -1e300, 1e300, "gelu|swiglu"},
+    {"mlp", FieldType::String, "MLP kind (swiglu, geglu: gated, three matrices)", "", "arch", -1e300, 1e300,
+     "gelu|swiglu|geglu|squared_relu|relu"},
     {"position", FieldType::String, "position encoding", "", "arch", -1e300, 1e300,
      "learned|rotary"},
     {"attention", FieldType::Object, "multi-head latent attention (DeepSeek), see /model/attention"},
+    {"sliding_window", FieldType::Object, "banded (local) attention in some layers, see /model/sliding_window"},
     {"moe", FieldType::Object, "mixture of experts, see /model/moe"},
     {"source", FieldType::String, "where the shape comes from"},
 };
@@ -55,6 +57,54 @@ constexpr FieldDef kMlaFields[] = {
     {"qk_rope_head_dim", FieldType::Integer, "per-head rotary query/key size", "", "", 1, 1 << 16},
     {"v_head_dim", FieldType::Integer, "per-head value size", "", "", 1, 1 << 16},
 };
+
+constexpr FieldDef kWindowFields[] = {
+    {"tokens", FieldType::Integer, "positions a windowed layer attends to", "tokens", "", 1, 1 << 27},
+    {"layers", FieldType::Any,
+     "which layers are windowed: \"all\", \"alternate\" (1 windowed, 1 full, from the first layer; text after "
+     "\"alternate:\" is a comment) or {\"local\": a, \"global\": b} (a windowed, then b full, repeating)", "", "alternate"},
+};
+
+constexpr FieldDef kWindowPatternFields[] = {
+    {"local", FieldType::Integer, "windowed layers in each repeat", "", "", 1, 1 << 16},
+    {"global", FieldType::Integer, "full-attention layers in each repeat", "", "", 0, 1 << 16},
+};
+
+SlidingWindow parse_window(const json& object, const std::string& path) {
+    ObjectReader r(object, path, kWindowFields);
+    SlidingWindow w;
+    w.tokens = r.require_integer("tokens");
+    const json* layers = r.raw("layers");
+    const std::string rule = "must be \"all\", \"alternate\" (optionally \"alternate: comment\") or {\"local\": a, \"global\": b}";
+    if (!layers) {
+        w.local = w.global = 1;
+    } else if (layers->is_string()) {
+        const std::string text = layers->get<std::string>();
+        if (text == "all") {
+            w.local = 1;
+            w.global = 0;
+        } else if (text == "alternate" || text.rfind("alternate:", 0) == 0) {
+            w.local = w.global = 1;
+        } else {
+            throw InputError(r.path_of("layers"), value_text(*layers), rule);
+        }
+    } else if (layers->is_object()) {
+        ObjectReader pr(*layers, r.path_of("layers"), kWindowPatternFields);
+        w.local = pr.require_integer("local");
+        w.global = pr.require_integer("global");
+    } else {
+        throw InputError(r.path_of("layers"), value_text(*layers), rule);
+    }
+    return w;
+}
+
+MlpKind parse_mlp(const std::string& s) {
+    if (s == "gelu") return MlpKind::Gelu;
+    if (s == "geglu") return MlpKind::GeGlu;
+    if (s == "squared_relu") return MlpKind::SquaredRelu;
+    if (s == "relu") return MlpKind::Relu;
+    return MlpKind::SwiGlu;
+}
 
 MoeSpec parse_moe(const json& object, const std::string& path, std::int64_t ffn_hidden) {
     ObjectReader r(object, path, kMoeFields);
@@ -106,6 +156,20 @@ void apply_arch_defaults(ModelSpec& m, const std::string& arch) {
 std::span<const FieldDef> model_fields() { return kModelFields; }
 std::span<const FieldDef> moe_fields() { return kMoeFields; }
 std::span<const FieldDef> mla_fields() { return kMlaFields; }
+std::span<const FieldDef> sliding_window_fields() { return kWindowFields; }
+
+bool ModelSpec::layer_is_windowed(std::int64_t layer) const {
+    if (window.tokens <= 0) return false;
+    return layer % (window.local + window.global) < window.local;
+}
+
+double ModelSpec::mean_causal_keys(std::int64_t layer, std::int64_t seq) const {
+    const double s = static_cast<double>(seq);
+    if (!layer_is_windowed(layer) || window.tokens >= seq) return (s + 1) / 2;
+    // Query i sees min(i + 1, W) keys: W - W(W - 1) / (2 s) on average.
+    const double w = static_cast<double>(window.tokens);
+    return w - w * (w - 1) / (2 * s);
+}
 
 bool ModelSpec::layer_is_moe(std::int64_t layer) const {
     if (!is_moe() || layer < moe.first_dense_layers) return false;
@@ -140,7 +204,7 @@ ModelSpec parse_model(const json& object, const std::string& path) {
         throw InputError(r.path_of("kv_heads"), std::to_string(m.kv_heads),
                          "must divide heads (" + std::to_string(m.heads) + ")");
     if (auto v = r.string("norm")) m.norm = *v == "layernorm" ? NormKind::LayerNorm : NormKind::RmsNorm;
-    if (auto v = r.string("mlp")) m.mlp = *v == "gelu" ? MlpKind::Gelu : MlpKind::SwiGlu;
+    if (auto v = r.string("mlp")) m.mlp = parse_mlp(*v);
     if (auto v = r.string("position"))
         m.position = *v == "learned" ? PositionKind::Learned : PositionKind::Rotary;
     m.linear_bias = r.boolean("linear_bias").value_or(m.linear_bias);
@@ -151,10 +215,11 @@ ModelSpec parse_model(const json& object, const std::string& path) {
     m.source = r.string("source").value_or("");
     auto ffn = r.integer("ffn_hidden");
     if (ffn) m.ffn_hidden = *ffn;
-    else if (m.mlp == MlpKind::Gelu) m.ffn_hidden = 4 * m.hidden;
+    else if (!m.gated_mlp()) m.ffn_hidden = 4 * m.hidden;
     if (const json* moe = r.raw("moe")) m.moe = parse_moe(*moe, r.path_of("moe"), m.ffn_hidden);
     if (m.ffn_hidden <= 0 && m.moe_layer_count() < m.layers)
         throw InputError(r.path_of("ffn_hidden"), "", "is required for a model with dense MLP layers");
+    if (const json* w = r.raw("sliding_window")) m.window = parse_window(*w, r.path_of("sliding_window"));
     if (const json* att = r.raw("attention")) {
         m.attention = AttentionKind::MultiLatent;
         m.mla = parse_mla(*att, r.path_of("attention"));

@@ -11,7 +11,9 @@
 namespace sextant {
 
 enum class NormKind { LayerNorm, RmsNorm };
-enum class MlpKind { Gelu, SwiGlu };
+// GeLU and ReLU-family MLPs have two matrices; gated ones (SwiGLU, GeGLU) three (gate, up, down).
+// Squared ReLU is Nemotron-4's (Parmar et al. 2024), ReLU OPT's.
+enum class MlpKind { Gelu, SwiGlu, GeGlu, SquaredRelu, Relu };
 enum class PositionKind { Learned, Rotary };
 enum class AttentionKind { Standard, MultiLatent };
 
@@ -22,6 +24,15 @@ struct LatentAttention {
     std::int64_t qk_nope_head_dim = 0;
     std::int64_t qk_rope_head_dim = 0;
     std::int64_t v_head_dim = 0;
+};
+
+// Banded (local) attention: a windowed layer attends to the last `tokens` positions only. The
+// pattern repeats `local` windowed layers then `global` full ones (gpt-oss and Gemma 2 alternate
+// 1:1 starting with a windowed layer; Gemma 3 runs 5:1).
+struct SlidingWindow {
+    std::int64_t tokens = 0;  // 0: no layer is windowed
+    std::int64_t local = 1;
+    std::int64_t global = 0;
 };
 
 struct MoeSpec {
@@ -54,10 +65,15 @@ struct ModelSpec {
     PositionKind position = PositionKind::Rotary;
     AttentionKind attention = AttentionKind::Standard;
     LatentAttention mla;
+    SlidingWindow window;
     MoeSpec moe;
     std::string source;
 
     bool is_moe() const { return moe.experts > 0; }
+    bool gated_mlp() const { return mlp == MlpKind::SwiGlu || mlp == MlpKind::GeGlu; }
+    bool layer_is_windowed(std::int64_t layer) const;
+    // Keys one query of a `seq`-token causal sequence attends to, on average, in that layer.
+    double mean_causal_keys(std::int64_t layer, std::int64_t seq) const;
     bool layer_is_moe(std::int64_t layer) const;
     std::int64_t moe_layer_count() const;
 };
@@ -72,5 +88,6 @@ bool looks_like_hf_config(const json& object);
 std::span<const FieldDef> model_fields();
 std::span<const FieldDef> moe_fields();
 std::span<const FieldDef> mla_fields();
+std::span<const FieldDef> sliding_window_fields();
 
 }  // namespace sextant

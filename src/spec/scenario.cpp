@@ -22,8 +22,10 @@ constexpr FieldDef kScenarioFields[] = {
     {"layout", FieldType::Object, "parallel layout (see /layout)"},
     {"seq_len", FieldType::Integer, "tokens per sequence (published-runs form)", "tokens", "", 1, 1 << 27},
     {"global_batch", FieldType::Integer, "sequences per step (published-runs form)", "", "", 1, 1 << 30},
-    {"precision", FieldType::String, "compute precision (published-runs form)", "", "bf16",
-     -1e300, 1e300, "bf16|fp16|fp8"},
+    {"precision", FieldType::String, "low-precision recipe (published-runs form)", "", "bf16",
+     -1e300, 1e300, kPrecisionChoices},
+    {"training_mode", FieldType::String, "pretrain or lora (published-runs form)", "", "pretrain",
+     -1e300, 1e300, "pretrain|lora"},
     {"framework", FieldType::String, "training runtime generation (published-runs form)"},
     {"memory", FieldType::Object, "memory allowances (see /memory)"},
     {"calibration", FieldType::Any, "calibration profile: calibration/ preset name or file path"},
@@ -50,6 +52,24 @@ ModelSpec read_model(const json& value, const fs::path& base) {
 }
 
 std::string int_text(std::int64_t v) { return std::to_string(v); }
+
+// FP8 needs FP8 tensor cores (Hopper, Ada and later); the block-scaled MX and NV formats need
+// Blackwell's, which this datasheet marks by its FP4 rate.
+void check_precision_support(const PrecisionRecipe& p, const GpuSpec& gpu, const std::string& path) {
+    const std::string value = "\"" + std::string(p.name) + "\"";
+    if (p.block_scaled() && gpu.fp4_tflops <= 0)
+        throw InputError(path, value, gpu.name + " has no block-scaled (MX/NVFP4) tensor cores; they start with Blackwell");
+    if (p.operands == Precision::Fp8 && gpu.fp8_tflops <= 0)
+        throw InputError(path, value, gpu.name + " has no FP8 tensor cores");
+}
+
+// Chunks hold at least one layer each, except that with interleaving the first stage's first
+// chunk may hold only the embedding and the last stage's last chunk only the loss.
+std::int64_t fewest_stage_layers(const Layout& l, std::int64_t stage) {
+    if (l.vp == 1) return 1;
+    const bool end = stage == 0 || stage == l.pp - 1;
+    return end ? l.vp - 1 : l.vp;
+}
 
 // A step with more microbatches per replica than this is no training run anyone plans, and would
 // keep the discrete-event simulator busy for minutes.
@@ -102,6 +122,8 @@ Scenario parse_scenario(const json& doc, const fs::path& base) {
                              "\"" + s.training.framework + "\"",
                              "unknown framework generation (calibration/runtime/); " + suggestion_text(s.training.framework, known));
     }
+    check_precision_support(s.training.precision, s.cluster.gpu,
+                            training.is_object() && training.contains("precision") ? "/training/precision" : "/precision");
     if (training.is_object() && training.contains("seq_len")) s.seq_len_path = "/training/seq_len";
     if (training.is_object() && training.contains("global_batch"))
         s.global_batch_path = "/training/global_batch";
@@ -139,11 +161,16 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
                              "must divide /cluster/gpus (" + int_text(s.cluster.gpus) + ")");
         l.dp = s.cluster.gpus / *model_parallel;
     }
+    // Megatron's default expert TP is the dense TP (--expert-tensor-parallel-size unset); where
+    // that cannot fold (ep x tp does not divide tp x cp x dp) only 1 can.
+    l.etp = spec.expert_tp.value_or(s.model.is_moe() && (l.tp * l.cp * l.dp) % (l.ep * l.tp) == 0 ? l.tp : 1);
     l.microbatch = spec.microbatch.value_or(1);
     l.zero_stage = static_cast<int>(spec.zero_stage.value_or(0));
     l.sequence_parallel = spec.sequence_parallel.value_or(l.tp > 1);
     l.optimizer_offload = spec.optimizer_offload.value_or(false);
     l.recompute = spec.recompute.value_or(Recompute::None);
+    l.recompute_modules = spec.recompute_modules.value_or(0);
+    l.activation_offload_layers = spec.activation_offload_layers.value_or(0);
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     if (spec.rank_order) l.rank_order = *spec.rank_order;
     if (spec.stage_layers) l.stage_layers = *spec.stage_layers;
@@ -185,9 +212,11 @@ void validate_layout(const Scenario& s, const Layout& l) {
         std::int64_t sum = 0;
         for (std::size_t i = 0; i < l.stage_layers.size(); ++i) {
             sum += l.stage_layers[i];
-            if (l.stage_layers[i] < l.vp)
+            const std::int64_t least = fewest_stage_layers(l, static_cast<std::int64_t>(i));
+            if (l.stage_layers[i] < least)
                 throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(l.stage_layers[i]),
-                                 "each stage needs at least vp (" + int_text(l.vp) + ") layers");
+                                 "this stage needs at least " + int_text(least) + " layers: one per chunk (vp = " + int_text(l.vp) +
+                                     "), less the chunk that holds only the embedding or the loss");
         }
         if (sum != m.layers)
             throw InputError("/layout/stage_layers", "sum " + int_text(sum),
@@ -199,10 +228,10 @@ void validate_layout(const Scenario& s, const Layout& l) {
                              "cannot split " + int_text(m.layers) +
                                  " layers over this many stages (middle stages take ceil(layers/pp), "
                                  "first and last share the rest); give /layout/stage_layers");
-        for (auto n : split)
-            if (n < l.vp)
+        for (std::size_t i = 0; i < split.size(); ++i)
+            if (split[i] < fewest_stage_layers(l, static_cast<std::int64_t>(i)))
                 throw InputError("/layout/vp", int_text(l.vp),
-                                 "a stage of " + int_text(n) + " layers cannot hold vp chunks of at least one layer");
+                                 "a stage of " + int_text(split[i]) + " layers cannot hold vp chunks of at least one layer");
     }
     const std::int64_t gb = s.training.global_batch;
     if (l.microbatch > gb / l.dp || gb % (l.dp * l.microbatch) != 0)
@@ -216,20 +245,38 @@ void validate_layout(const Scenario& s, const Layout& l) {
         throw InputError("/layout/vp", int_text(l.vp),
                          "the interleaved schedule needs the microbatches per step (" + int_text(l.microbatches(gb)) +
                              ") to be a multiple of pp (" + int_text(l.pp) + "), as Megatron-LM requires");
+    if (l.recompute_modules != 0 && l.recompute != Recompute::Selective)
+        throw InputError("/layout/recompute_modules", recompute_modules_text(l.recompute_modules),
+                         "names what selective recompute re-runs: needs recompute \"selective\"");
+    if ((l.recompute_modules & (kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts)) && !m.is_moe())
+        throw InputError("/layout/recompute_modules", recompute_modules_text(l.recompute_modules), "moe modules need a MoE model (/model/moe)");
+    if ((l.recompute_modules & kRecomputeMlaUpProj) && m.attention != AttentionKind::MultiLatent)
+        throw InputError("/layout/recompute_modules", recompute_modules_text(l.recompute_modules),
+                         "mla_up_proj needs multi-head latent attention (/model/attention)");
+    const auto split = l.stage_layers.empty() ? default_stage_split(m.layers, l.pp) : l.stage_layers;
+    for (std::size_t i = 0; i < split.size(); ++i)
+        if (l.activation_offload_layers > split[i])
+            throw InputError("/layout/activation_offload_layers", int_text(l.activation_offload_layers),
+                             "exceeds the layers of pipeline stage " + std::to_string(i) + " (" + int_text(split[i]) + ")");
     if (l.ep > 1 && !m.is_moe())
         throw InputError("/layout/ep", int_text(l.ep), "expert parallelism needs a MoE model (/model/moe)");
     if (m.is_moe() && m.moe.experts % l.ep != 0)
         throw InputError("/layout/ep", int_text(l.ep),
                          "must divide the experts (" + int_text(m.moe.experts) + ")");
-    if (l.dp % l.ep != 0)
-        throw InputError("/layout/ep", int_text(l.ep),
-                         "must divide dp (" + int_text(l.dp) + "): expert-parallel groups are carved out of the data-parallel ranks (one expert group per CP rank)");
+    if ((l.tp * l.cp * l.dp) % (l.ep * l.etp) != 0)
+        throw InputError(l.etp > 1 ? "/layout/expert_tp" : "/layout/ep", "ep " + int_text(l.ep) + " x expert_tp " + int_text(l.etp),
+                         "must divide tp x cp x dp (" + int_text(l.tp * l.cp * l.dp) +
+                             "): expert layers fold a stage's tp x cp x dp ranks into expert_tp x ep x expert-data-parallel groups");
+    if (l.etp > 1 && !m.is_moe())
+        throw InputError("/layout/expert_tp", int_text(l.etp), "expert tensor parallelism needs a MoE model (/model/moe)");
+    if (m.is_moe() && m.moe.expert_ffn_hidden % l.etp != 0)
+        throw InputError("/layout/expert_tp", int_text(l.etp),
+                         "must divide expert_ffn_hidden (" + int_text(m.moe.expert_ffn_hidden) + ")");
     if (l.cp > 1 && s.training.seq_len % (2 * l.cp) != 0)
         throw InputError("/layout/cp", int_text(l.cp),
                          "seq_len (" + int_text(s.training.seq_len) +
                              ") must divide into 2 x cp chunks for load-balanced causal attention");
-    if (s.training.precision == Precision::Fp8 && s.cluster.gpu.fp8_tflops <= 0)
-        throw InputError("/precision", "\"fp8\"", s.cluster.gpu.name + " has no FP8 tensor cores");
+
 }
 
 }  // namespace sextant

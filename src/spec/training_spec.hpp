@@ -7,21 +7,36 @@
 
 #include "spec/fields.hpp"
 #include "spec/hardware_spec.hpp"
+#include "spec/precision_recipe.hpp"
 
 namespace sextant {
 
-// Mixed-precision AdamW: bf16/fp16 compute weights, optional fp32 master copy, two moments.
+enum class OptimizerKind { AdamW, Muon };
+
+// Mixed-precision AdamW (two moments) or Muon (one momentum buffer, orthogonalised by
+// Newton-Schulz iterations on every hidden weight matrix): 16-bit compute weights, optional fp32
+// master copy.
 struct OptimizerSpec {
-    std::string name = "adamw";
+    OptimizerKind kind = OptimizerKind::AdamW;
     bool master_weights = true;          // fp32 master copy beside the 16-bit weights
     std::optional<Precision> grad_dtype;      // unset: the runtime profile's (gradient_dtype())
     Precision state_dtype = Precision::Fp32;  // Adam moments
 };
 
+// Pre-training trains every weight; LoRA (Hu et al. 2021) freezes the base weights and trains
+// rank-r adapters beside the attention projections (MLPerf Training's Llama 2 70B LoRA task).
+enum class TrainingMode { Pretrain, Lora };
+
+struct LoraSpec {
+    std::int64_t rank = 16;  // MLPerf Training Llama 2 70B LoRA reference: r = 16
+};
+
 struct TrainingSpec {
     std::int64_t seq_len = 0;
     std::int64_t global_batch = 0;  // sequences per optimizer step
-    Precision precision = Precision::Bf16;
+    PrecisionRecipe precision = precision_recipes().front();  // bf16
+    TrainingMode mode = TrainingMode::Pretrain;
+    LoraSpec lora;
     OptimizerSpec optimizer;
     double train_tokens = 0;        // token budget of the whole run (0: not given)
     std::string framework;          // runtime generation, e.g. megatron-core-2024
@@ -31,6 +46,8 @@ struct TrainingSpec {
 
 std::span<const FieldDef> training_fields();
 std::span<const FieldDef> optimizer_fields();
+std::span<const FieldDef> lora_fields();
+std::string optimizer_name(OptimizerKind kind);
 
 // The training object, merged with the published-runs top-level keys (seq_len, global_batch,
 // precision, framework): a key given in both places must agree.

@@ -27,8 +27,8 @@ std::int64_t dimension_size(const Layout& l, ParallelDim d) {
     switch (d) {
         case ParallelDim::TP: return l.tp;
         case ParallelDim::CP: return l.cp;
-        case ParallelDim::EP: return l.ep;
-        case ParallelDim::DP: return l.dp / l.ep;
+        case ParallelDim::EP: return 1;
+        case ParallelDim::DP: return l.dp;
         case ParallelDim::PP: return l.pp;
     }
     return 1;
@@ -54,7 +54,7 @@ GroupPlacement place_group(const Layout& l, std::initializer_list<ParallelDim> d
         size[i] = dimension_size(l, d);
         stride[i] = s;
         s *= size[i];
-        for (ParallelDim dim : dims) member[i] = member[i] || d == dim || (dim == ParallelDim::DP && d == ParallelDim::EP);
+        for (ParallelDim dim : dims) member[i] = member[i] || d == dim;
     }
     GroupPlacement g;
     g.gpus = span_of(size, stride, member);
@@ -62,6 +62,39 @@ GroupPlacement place_group(const Layout& l, std::initializer_list<ParallelDim> d
     for (std::size_t i = 0; i < 5; ++i) others[i] = !member[i];
     g.offsets = span_of(size, stride, others);
     g.concurrent_groups = static_cast<std::int64_t>(g.offsets.size());
+    return g;
+}
+
+GroupPlacement place_expert_group(const Layout& l, ExpertDim dim) {
+    // The ranks of pipeline stage 0 in rank order; position p holds expert coordinates
+    // (p % etp, p / etp % ep, p / (etp ep)).
+    const std::vector<std::int64_t> block = place_group(l, {ParallelDim::TP, ParallelDim::CP, ParallelDim::DP}).gpus;
+    const std::int64_t etp = l.etp, ep = l.ep, edp = static_cast<std::int64_t>(block.size()) / (etp * ep);
+    const auto at = [&](std::int64_t e, std::int64_t k, std::int64_t q) { return block[static_cast<std::size_t>(e + etp * (k + ep * q))]; };
+    GroupPlacement g;
+    const std::int64_t size = dim == ExpertDim::ETP ? etp : dim == ExpertDim::EP ? ep : edp;
+    for (std::int64_t i = 0; i < size; ++i)
+        g.gpus.push_back(dim == ExpertDim::ETP ? at(i, 0, 0) : dim == ExpertDim::EP ? at(0, i, 0) : at(0, 0, i));
+    std::sort(g.gpus.begin(), g.gpus.end());
+    // Every other group of this dimension, in every pipeline stage, as a translation of this one;
+    // where the fold makes a group that is no translation (an exotic rank order), the groups
+    // are counted but not placed.
+    bool translations = true;
+    const std::int64_t pp_stride = dimension_stride(l, ParallelDim::PP);
+    for (std::int64_t a = 0; a < (dim == ExpertDim::ETP ? 1 : etp); ++a)
+        for (std::int64_t b = 0; b < (dim == ExpertDim::EP ? 1 : ep); ++b)
+            for (std::int64_t c = 0; c < (dim == ExpertDim::EDP ? 1 : edp); ++c) {
+                std::vector<std::int64_t> other;
+                for (std::int64_t i = 0; i < size; ++i)
+                    other.push_back(dim == ExpertDim::ETP ? at(i, b, c) : dim == ExpertDim::EP ? at(a, i, c) : at(a, b, i));
+                std::sort(other.begin(), other.end());
+                const std::int64_t shift = other.front() - g.gpus.front();
+                for (std::size_t i = 0; i < other.size(); ++i) translations = translations && other[i] - g.gpus[i] == shift;
+                for (std::int64_t s = 0; s < l.pp; ++s) g.offsets.push_back(shift + s * pp_stride);
+            }
+    g.concurrent_groups = static_cast<std::int64_t>(g.offsets.size());
+    std::sort(g.offsets.begin(), g.offsets.end());
+    if (!translations) g.offsets.clear();
     return g;
 }
 

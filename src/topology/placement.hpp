@@ -2,6 +2,11 @@
 // Which GPUs a parallel group of a layout occupies. Ranks are laid out with the layout's rank
 // order (fastest-varying dimension first, Megatron default tp-cp-ep-dp-pp) and rank r runs on
 // GPU r. Nothing assumes TP stays inside a node: the group is whatever the mapping gives.
+//
+// Expert layers fold the same GPUs differently (Megatron-Core's MoE parallel folding, Liu et al.
+// 2025, "MoE Parallel Folding"): the tp x cp x dp ranks of one pipeline stage, taken in rank
+// order, split into expert-tensor (fastest), expert (ep) and expert-data groups. The ep entry of
+// the dense rank order therefore places nothing.
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
@@ -19,16 +24,21 @@ struct GroupPlacement {
     std::vector<std::int64_t> offsets;
 };
 
-// Ranks along `dim` in the rank order (DP counts the ranks outside EP: dp = ep x (dp / ep)), and
-// the distance between neighbouring ranks of that dimension.
+// Ranks along `dim` in the dense rank order (EP has size 1 there), and the distance between
+// neighbouring ranks of that dimension.
 std::int64_t dimension_size(const Layout& layout, ParallelDim dim);
 std::int64_t dimension_stride(const Layout& layout, ParallelDim dim);
 
 // The group of `dim` that contains rank 0, and every concurrent group of that dimension as an
-// offset. The data-parallel group spans the EP coordinate too (EP is carved out of DP).
+// offset.
 GroupPlacement place_group(const Layout& layout, ParallelDim dim);
 // The group spanning several dimensions at once (Megatron reduces dense gradients over dp x cp).
 GroupPlacement place_group(const Layout& layout, std::initializer_list<ParallelDim> dims);
+
+enum class ExpertDim { ETP, EP, EDP };
+// The expert-tensor, expert-parallel or expert-data-parallel group of rank 0 under MoE folding,
+// with its concurrent groups.
+GroupPlacement place_expert_group(const Layout& layout, ExpertDim dim);
 
 // `count` disjoint translations of `gpus` inside a cluster of `total` GPUs, smallest first: the
 // concurrent groups of a synthetic placement (the collective command's --concurrent-groups).

@@ -23,6 +23,10 @@ std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
     if (!spec.zero_stage) out.push_back("zero_stage=" + std::to_string(l.zero_stage));
     if (!spec.sequence_parallel) out.push_back(std::string("sequence_parallel=") + (l.sequence_parallel ? "true" : "false"));
     if (!spec.recompute) out.push_back("recompute=" + recompute_name(l.recompute));
+    if (!spec.recompute_modules && l.recompute_modules != 0) out.push_back("recompute_modules=" + recompute_modules_text(l.recompute_modules));
+    if (!spec.expert_tp && l.etp > 1) out.push_back("expert_tp=" + std::to_string(l.etp));
+    if (!spec.activation_offload_layers && l.activation_offload_layers > 0)
+        out.push_back("activation_offload_layers=" + std::to_string(l.activation_offload_layers));
     if (!spec.optimizer_offload && l.optimizer_offload) out.push_back("optimizer_offload=true");
     if (!spec.rank_order && l.rank_order != Layout{}.rank_order) out.push_back("rank_order=" + rank_order_text(l.rank_order));
     return out;

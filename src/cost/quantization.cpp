@@ -1,0 +1,56 @@
+#include "cost/quantization.hpp"
+
+namespace sextant {
+
+namespace {
+// Cast kernels run at 85-94% of the HBM bandwidth an elementwise kernel reaches (torchao's
+// blockwise FP8 quantisation on H100: 2.63-2.90 of 3.08 TB/s, pytorch/ao
+// benchmarks/prototype/blockwise_fp8_training; its MXFP8 casts on B200: 5.5-6.5 TB/s):
+// the traffic below is divided by the low end.
+constexpr double kCastEfficiency = 0.85;
+
+QuantizationCost with_efficiency(double gemm_factor, double standalone_bytes, double fused_bytes) {
+    return {gemm_factor, standalone_bytes / kCastEfficiency, fused_bytes / kCastEfficiency};
+}
+}  // namespace
+
+// Bytes per quantised element are the traffic the recipe's kernels must move. Transformer
+// Engine's GEMM profiling of standalone Linear layers (docs/examples/gemm_profiling,
+// NVIDIA/TransformerEngine@d0067d0; B300 and H200 NVL) shows about twice this much time per
+// element: it re-quantises the weights at every call and runs an amax reduction and a scale
+// layout kernel per GEMM, which Megatron's training step amortises over the microbatches of a
+// step. GEMM factors are kernel-only rates from the same profiling, relative to per-tensor
+// FP8's on the same GPU.
+QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
+    switch (scaling) {
+        case Scaling::None: return {1.0, 0.0, 0.0};
+        // Per-tensor scaling: delayed scaling takes the scale from the amax history and runs one
+        // cast-transpose (read 2 B, write the row-wise and transposed FP8 copies, 1 + 1 B);
+        // current scaling (NeMo's FP8-CS, torchao tensorwise) runs an amax pass first (2 B more).
+        // A cast fused into the norm or activation kernel writes the two copies only.
+        case Scaling::Tensor: return with_efficiency(1.0, delayed ? 4.0 : 6.0, 2.0);
+        // torchao row-wise: two axis-wise casts (row scales for the forward GEMM, column scales
+        // for the weight gradient), each reading the tensor (2 B) and writing 1 B; CUTLASS's
+        // row-scaled GEMM reaches 90-100% of cuBLAS tensor-wise on H100 for most shapes
+        // (pytorch/pytorch#147971; FBGEMM#2764: 1,324 vs 1,355 TFLOP/s): 0.95.
+        case Scaling::Row: return with_efficiency(0.95, 6.0, 2.0);
+        // 1x128 / 128x128 block scaling on Hopper (TE Float8BlockScaling): row-wise and
+        // column-wise 1-D quantisations each read the tensor and write FP8 with an fp32 scale per
+        // 128 elements; the block-scaled GEMM runs at 0.89 of current scaling's autocast rate on
+        // H200 NVL (TE gemm profiling: 838 vs 945 TFLOP/s), taken as its kernel ratio.
+        case Scaling::Block: return with_efficiency(0.89, 6.0 + 8.0 / 128, 2.0 + 8.0 / 128);
+        // MXFP8 (Blackwell): one kernel reads the tensor once and writes row-wise and
+        // column-wise FP8 with an E8M0 scale per 32 elements; B300 kernel-only GEMM 2,677 TFLOP/s
+        // against 2,815 for per-tensor FP8 (0.95).
+        case Scaling::Mx: return with_efficiency(0.95, 2.0 + 2.0 + 2.0 / 32, 2.0 + 2.0 / 32);
+        // NVFP4: an amax pass for the tensor scale (2 B), a read (2 B) writing row-wise and
+        // column-wise FP4 (0.5 + 0.5 B, E4M3 scale per 16), the column-wise copy after a 16x16
+        // random Hadamard transform (one more read and write of the 16-bit tensor, 4 B). B300
+        // kernel-only GEMM 5,094 TFLOP/s, 0.38 of the 13,500 FP4 peak where per-tensor FP8
+        // reaches 0.63 of its peak: 0.60 on the FP8-shaped efficiency curve.
+        case Scaling::Nv: return with_efficiency(0.60, 2.0 + 2.0 + 1.0 + 2.0 / 16 + 4.0, 1.0 + 2.0 / 16 + 4.0);
+    }
+    return {1.0, 0.0, 0.0};
+}
+
+}  // namespace sextant

@@ -1,0 +1,37 @@
+#pragma once
+// The low-precision recipe of a training run: which number format the transformer layers' GEMMs
+// take their operands in, and how those operands are scaled. The cost model reads it to pick the
+// tensor-core rate and to price the quantisation kernels; the memory model to size FP8 weights.
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "spec/hardware_spec.hpp"
+
+namespace sextant {
+
+// How a quantised operand carries its scale: one per tensor (FP8 delayed or current scaling),
+// per row (torchao row-wise), per 1x128 tile and 128x128 block (DeepSeek-V3's recipe), per 32
+// elements with an E8M0 scale (OCP MX), per 16 elements with an E4M3 scale plus a tensor scale
+// (NVFP4).
+enum class Scaling { None, Tensor, Row, Block, Mx, Nv };
+
+struct PrecisionRecipe {
+    std::string_view name;     // as written in a scenario: bf16, fp8, mxfp8, ...
+    Precision operands;        // GEMM operand format (Bf16, Fp16, Fp8, Fp4)
+    Scaling scaling;
+    std::string_view help;
+
+    bool quantized() const { return scaling != Scaling::None; }
+    // Needs block-scaled (MX/NV) tensor cores: Blackwell and later.
+    bool block_scaled() const { return scaling == Scaling::Mx || scaling == Scaling::Nv; }
+};
+
+// Every recipe Sextant models, for parsing, `schema` and the docs.
+std::span<const PrecisionRecipe> precision_recipes();
+// The names of precision_recipes() for the field tables (a test holds the two together).
+inline constexpr std::string_view kPrecisionChoices = "bf16|fp16|fp8|fp8_rowwise|fp8_blockwise|mxfp8|nvfp4";
+// The recipe of that name; an InputError at `path` naming the valid ones otherwise.
+const PrecisionRecipe& precision_recipe(std::string_view name, const std::string& path);
+
+}  // namespace sextant
