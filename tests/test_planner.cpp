@@ -360,3 +360,88 @@ TEST_CASE("the cost model orders Narayanan et al.'s measured sweeps of TP, PP an
         CHECK(fig13(batch, 32) < fig13(batch, 8));
     }
 }
+
+TEST_CASE("a scenario without a layout plans even when the batch is smaller than the GPU count") {
+    // Issue 15: Llama 3 70B on 1,024 H100s, batch 512, no layout, once failed at load with
+    // "/global_batch = 512: must be a multiple of dp x microbatch (1024 x 1)": the default dp
+    // (all GPUs) was checked as if it were fixed. dp is open, so the rule constrains the search.
+    json doc = {{"model", "llama3-70b"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 1024}}},
+                {"training", {{"seq_len", 8192}, {"global_batch", 512}, {"precision", "bf16"}, {"framework", "megatron-core-2024"}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    const auto candidates = enumerate_candidates(s, s.layout, {});
+    REQUIRE(!candidates.empty());
+    for (std::size_t i = 0; i < candidates.size(); i += 53) {
+        const Layout l = to_layout(s, s.layout, candidates[i]);
+        CHECK(512 % (l.dp * l.microbatch) == 0);
+        CHECK_NOTHROW(validate_layout(s, l));
+    }
+    PlanOptions o;
+    o.simulate_top = 5;
+    Planner p(s, o, toy);
+    CHECK_FALSE(p.finish(p.screen({0, 1})).empty());
+    // simulate needs a concrete layout: the defaults do not run, and the error says which knobs
+    // were open and how to get one.
+    try {
+        resolve_layout(s, s.layout);
+        FAIL("the default layout (dp 1024) cannot run a batch of 512");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/training/global_batch");
+        CHECK(std::string(e.what()).find("leaves tp, pp, dp, cp, microbatch open") != std::string::npos);
+        CHECK(std::string(e.what()).find("sextant plan") != std::string::npos);
+    }
+}
+
+TEST_CASE("every preset scenario with its layout removed has candidates that pass every rule") {
+    for (const auto& name : preset_names("scenarios")) {
+        CAPTURE(name);
+        json doc = load_json_file(data_dir() / "scenarios" / (name + ".json"), "");
+        doc.erase("layout");
+        const Scenario s = parse_scenario(doc, data_dir());
+        SearchOptions o;
+        o.framework = load_runtime_profile(s.training.framework, "").features;
+        const auto candidates = enumerate_candidates(s, s.layout, o);
+        REQUIRE(!candidates.empty());
+        for (std::size_t i = 0; i < candidates.size(); i += 997) CHECK_NOTHROW(validate_layout(s, to_layout(s, s.layout, candidates[i])));
+    }
+}
+
+TEST_CASE("a scenario no layout can satisfy names the rule and the knob") {
+    // tp 8 and cp 1 fixed, pp open: pp divides 128 and at most 80 layers, so dp is at least 2.
+    json doc = {{"model", "llama3-70b"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 1024}}},
+                {"training", {{"seq_len", 8192}, {"global_batch", 3}, {"precision", "bf16"}}},
+                {"layout", {{"tp", 8}, {"cp", 1}}}};
+    Scenario s = parse_scenario(doc, data_dir());  // nothing fixed breaks a rule
+    try {
+        Planner p(s, {}, toy);
+        FAIL("3 sequences cannot be spread over a data-parallel degree of at least 2");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/training/global_batch");
+        CHECK(std::string(e.what()).find("must be a multiple of dp x microbatch for some layout") != std::string::npos);
+    }
+    // A fixed knob that no choice of the open ones can serve: ep 3 does not divide 8 experts.
+    doc = {{"model", "mixtral-8x7b"},
+           {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
+           {"training", {{"seq_len", 4096}, {"global_batch", 64}}},
+           {"layout", {{"ep", 3}}}};
+    try {
+        parse_scenario(doc, data_dir());
+        FAIL("ep 3 does not divide 8 experts");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/layout/ep");
+    }
+    // tp 8 x pp 4 x cp 1 on 64 GPUs fix dp at 2, which no microbatch can make divide a batch of 5: a
+    // rule of fixed knobs only, so the scenario's error.
+    doc = {{"model", "llama3-70b"},
+           {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
+           {"training", {{"seq_len", 8192}, {"global_batch", 5}}},
+           {"layout", {{"tp", 8}, {"pp", 4}, {"cp", 1}}}};
+    try {
+        parse_scenario(doc, data_dir());
+        FAIL("dp 2 is fixed by tp 8 x pp 4 on 64 GPUs and does not divide 5");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/training/global_batch");
+        CHECK(std::string(e.what()).find("2 x any microbatch") != std::string::npos);
+    }
+}

@@ -65,7 +65,15 @@ Planner::Planner(const Scenario& scenario, PlanOptions options, const EvaluatorF
     // The GPU count is what a sweep varies: a fixed dp would pin it.
     if (!options_.gpu_counts.empty()) fixed_.dp.reset();
     variants_ = make_variants(scenario, options_, factory);
-    for (const auto& v : variants_) candidates_.push_back(enumerate_candidates(v.scenario, fixed_, options_.search));
+    std::optional<InputError> why_none;
+    for (const auto& v : variants_) {
+        std::optional<InputError> why;
+        candidates_.push_back(enumerate_candidates(v.scenario, fixed_, options_.search, &why));
+        if (!why_none && why) why_none = why;
+    }
+    // No layout satisfies the scenario at any GPU count and batch: the rule and knob that stopped
+    // the search furthest along is the scenario's error.
+    if (candidate_count() == 0 && why_none) throw *why_none;
 }
 
 std::size_t Planner::candidate_count() const {

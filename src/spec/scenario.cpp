@@ -118,8 +118,210 @@ Scenario parse_scenario(const json& doc, const fs::path& base) {
     for (const char* key : {"calibration", "reliability", "stragglers", "degraded_links"})
         if (const json* v = r.raw(key)) s.extensions[key] = *v;
 
-    resolve_layout(s, s.layout);  // every rule, once, before anything runs
+    check_fixed_knobs(s, s.layout);  // every rule of the fixed knobs, once, before anything runs
     return s;
+}
+
+namespace {
+// What is known of a layout: the knobs it fixes (a complete Layout fixes all of them), with dp
+// derived when tp, pp and cp are fixed and it is not. `complete`: the layer split is final (the
+// default one when none is given); otherwise the planner may still choose an uneven split.
+struct KnownLayout {
+    LayoutSpec knobs;
+    bool complete = false;
+};
+
+LayoutSpec fixed_knobs_of(const Layout& l) {
+    LayoutSpec k;
+    k.tp = l.tp;
+    k.pp = l.pp;
+    k.dp = l.dp;
+    k.cp = l.cp;
+    k.ep = l.ep;
+    k.vp = l.vp;
+    k.microbatch = l.microbatch;
+    k.zero_stage = l.zero_stage;
+    k.schedule = l.schedule;
+    if (!l.stage_layers.empty()) k.stage_layers = l.stage_layers;
+    return k;
+}
+
+void check_degrees(const Scenario& s, const LayoutSpec& k) {
+    const std::int64_t gpus = s.cluster.gpus;
+    if (k.tp && k.pp && k.dp && k.cp) {
+        const auto product = degree_product({*k.tp, *k.pp, *k.dp, *k.cp}, gpus);
+        if (product != gpus)
+            throw InputError("/layout",
+                             "tp " + int_text(*k.tp) + " x pp " + int_text(*k.pp) + " x dp " + int_text(*k.dp) + " x cp " +
+                                 int_text(*k.cp) + (product ? " = " + int_text(*product) : " > /cluster/gpus"),
+                             "the degrees must multiply to /cluster/gpus (" + int_text(gpus) + ")");
+        return;
+    }
+    // Some degree is open: the fixed ones must leave a whole number of GPUs for it.
+    std::vector<std::string> names;
+    std::int64_t product = 1;
+    bool overflow = false;
+    for (const auto& [name, degree] : {std::pair{"tp", k.tp}, std::pair{"pp", k.pp}, std::pair{"dp", k.dp},
+                                       std::pair{"cp", k.cp}}) {
+        if (!degree) continue;
+        names.push_back(std::string(name) + " " + int_text(*degree));
+        const auto next = degree_product({product, *degree}, gpus);
+        if (!next) overflow = true;
+        else product = *next;
+    }
+    if (names.empty()) return;
+    if (overflow || gpus % product != 0) {
+        std::string text;
+        for (std::size_t i = 0; i < names.size(); ++i) text += (i ? " x " : "") + names[i];
+        throw InputError("/layout", text, "must divide /cluster/gpus (" + int_text(gpus) + ")");
+    }
+}
+
+void check_tensor_parallel(const Scenario& s, std::int64_t tp) {
+    const ModelSpec& m = s.model;
+    if (m.heads % tp != 0)
+        throw InputError("/layout/tp", int_text(tp), "must divide the attention heads (" + int_text(m.heads) + ")");
+    if (m.attention == AttentionKind::Standard && m.kv_heads % tp != 0)
+        throw InputError("/layout/tp", int_text(tp),
+                         "must divide the key/value heads (" + int_text(m.kv_heads) +
+                             "); Megatron does not replicate KV heads across TP ranks");
+    if (m.ffn_hidden > 0 && m.ffn_hidden % tp != 0)
+        throw InputError("/layout/tp", int_text(tp), "must divide ffn_hidden (" + int_text(m.ffn_hidden) + ")");
+}
+
+void check_schedule(const LayoutSpec& k) {
+    if (k.vp && *k.vp > 1 && k.pp && *k.pp < 2)
+        throw InputError("/layout/vp", int_text(*k.vp), "interleaving (vp > 1) needs pp >= 2");
+    if (k.schedule && k.vp && *k.schedule == Schedule::Interleaved && *k.vp < 2)
+        throw InputError("/layout/schedule", "\"interleaved\"", "needs vp >= 2 chunks per stage");
+    if (k.schedule && k.vp && *k.schedule != Schedule::Interleaved && *k.vp > 1)
+        throw InputError("/layout/vp", int_text(*k.vp),
+                         "vp > 1 needs the interleaved schedule (schedule is \"" + schedule_name(*k.schedule) + "\")");
+}
+
+void check_stage_split(const Scenario& s, const KnownLayout& known) {
+    const LayoutSpec& k = known.knobs;
+    const std::int64_t layers = s.model.layers;
+    if (k.stage_layers) {
+        const auto& split = *k.stage_layers;
+        if (k.pp && static_cast<std::int64_t>(split.size()) != *k.pp)
+            throw InputError("/layout/stage_layers", int_text(static_cast<std::int64_t>(split.size())) + " entries",
+                             "must have one entry per pipeline stage (pp = " + int_text(*k.pp) + ")");
+        std::int64_t sum = 0;
+        for (std::size_t i = 0; i < split.size(); ++i) {
+            sum += split[i];
+            if (k.vp && split[i] < *k.vp)
+                throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(split[i]),
+                                 "each stage needs at least vp (" + int_text(*k.vp) + ") layers");
+        }
+        if (sum != layers)
+            throw InputError("/layout/stage_layers", "sum " + int_text(sum),
+                             "must add up to the model's layers (" + int_text(layers) + ")");
+        return;
+    }
+    if (!k.pp) return;
+    if (!known.complete) {
+        // The planner may still split unevenly; only fewer layers than stages (x chunks) is hopeless.
+        const std::int64_t chunks = k.vp.value_or(1);
+        if (layers < *k.pp)
+            throw InputError("/layout/pp", int_text(*k.pp),
+                             "cannot split " + int_text(layers) + " layers over this many stages");
+        if (layers < *k.pp * chunks)
+            throw InputError("/layout/vp", int_text(chunks),
+                             "pp x vp (" + int_text(*k.pp * chunks) + ") chunks of at least one layer exceed the " +
+                                 int_text(layers) + " layers");
+        return;
+    }
+    const auto split = default_stage_split(layers, *k.pp);
+    if (split.empty())
+        throw InputError("/layout/pp", int_text(*k.pp),
+                         "cannot split " + int_text(layers) +
+                             " layers over this many stages (middle stages take ceil(layers/pp), "
+                             "first and last share the rest); give /layout/stage_layers");
+    for (auto n : split)
+        if (k.vp && n < *k.vp)
+            throw InputError("/layout/vp", int_text(*k.vp),
+                             "a stage of " + int_text(n) + " layers cannot hold vp chunks of at least one layer");
+}
+
+void check_batch(const Scenario& s, const LayoutSpec& k) {
+    const std::int64_t gb = s.training.global_batch;
+    if (!k.dp) return;
+    const std::int64_t dp = *k.dp;
+    if (!k.microbatch) {
+        // Whatever microbatch is chosen, each replica needs a whole number of sequences.
+        if (gb % dp != 0)
+            throw InputError(s.global_batch_path, int_text(gb),
+                             "must be a multiple of dp x microbatch (" + int_text(dp) + " x any microbatch)");
+        return;
+    }
+    const std::int64_t mb = *k.microbatch;
+    if (mb > gb / dp || gb % (dp * mb) != 0)
+        throw InputError(s.global_batch_path, int_text(gb),
+                         "must be a multiple of dp x microbatch (" + int_text(dp) + " x " + int_text(mb) + ")");
+    const std::int64_t microbatches = gb / (dp * mb);
+    if (microbatches > kMaxMicrobatches)
+        throw InputError(s.global_batch_path, int_text(gb),
+                         "gives " + int_text(microbatches) + " microbatches per data-parallel replica (global_batch / (dp x microbatch)); "
+                         "the simulator runs each one and takes at most " + int_text(kMaxMicrobatches) + ": raise dp or microbatch");
+    const bool interleaved = (k.vp && *k.vp > 1) || (k.schedule && *k.schedule == Schedule::Interleaved);
+    if (interleaved && k.pp && microbatches % *k.pp != 0)
+        throw InputError("/layout/vp", int_text(k.vp.value_or(0)),
+                         "the interleaved schedule needs the microbatches per step (" + int_text(microbatches) +
+                             ") to be a multiple of pp (" + int_text(*k.pp) + "), as Megatron-LM requires");
+}
+
+void check_experts(const Scenario& s, const LayoutSpec& k) {
+    const ModelSpec& m = s.model;
+    if (!k.ep) return;
+    const std::int64_t ep = *k.ep;
+    if (ep > 1 && !m.is_moe())
+        throw InputError("/layout/ep", int_text(ep), "expert parallelism needs a MoE model (/model/moe)");
+    if (m.is_moe() && m.moe.experts % ep != 0)
+        throw InputError("/layout/ep", int_text(ep), "must divide the experts (" + int_text(m.moe.experts) + ")");
+    if (k.dp && *k.dp % ep != 0)
+        throw InputError("/layout/ep", int_text(ep),
+                         "must divide dp (" + int_text(*k.dp) + "): expert-parallel groups are carved out of the data-parallel ranks (one expert group per CP rank)");
+}
+
+// Every rule, each applied as far as the knobs it involves are known: a rule whose knobs are all
+// fixed is the scenario's error; a rule that involves an open knob constrains the search instead
+// (the planner enumerates only layouts that pass it).
+void check_layout_rules(const Scenario& s, const KnownLayout& known) {
+    const LayoutSpec& k = known.knobs;
+    check_degrees(s, k);
+    if (k.tp) check_tensor_parallel(s, *k.tp);
+    check_schedule(k);
+    check_stage_split(s, known);
+    check_batch(s, k);
+    check_experts(s, k);
+    if (k.cp && *k.cp > 1 && s.training.seq_len % (2 * *k.cp) != 0)
+        throw InputError("/layout/cp", int_text(*k.cp),
+                         "seq_len (" + int_text(s.training.seq_len) +
+                             ") must divide into 2 x cp chunks for load-balanced causal attention");
+    if (s.training.precision == Precision::Fp8 && s.cluster.gpu.fp8_tflops <= 0)
+        throw InputError("/precision", "\"fp8\"", s.cluster.gpu.name + " has no FP8 tensor cores");
+}
+
+std::vector<std::string> open_knob_names(const LayoutSpec& spec) {
+    std::vector<std::string> open;
+    if (!spec.tp) open.push_back("tp");
+    if (!spec.pp) open.push_back("pp");
+    if (!spec.dp) open.push_back("dp");
+    if (!spec.cp) open.push_back("cp");
+    if (!spec.microbatch) open.push_back("microbatch");
+    return open;
+}
+}  // namespace
+
+void check_fixed_knobs(const Scenario& s, const LayoutSpec& spec) {
+    KnownLayout known{spec, false};
+    LayoutSpec& k = known.knobs;
+    if (!k.dp && k.tp && k.pp && k.cp) {
+        const auto model_parallel = degree_product({*k.tp, *k.pp, *k.cp}, s.cluster.gpus);
+        if (model_parallel && s.cluster.gpus % *model_parallel == 0) k.dp = s.cluster.gpus / *model_parallel;
+    }
+    check_layout_rules(s, known);
 }
 
 Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
@@ -147,89 +349,24 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     if (spec.rank_order) l.rank_order = *spec.rank_order;
     if (spec.stage_layers) l.stage_layers = *spec.stage_layers;
-    validate_layout(s, l);
+    try {
+        validate_layout(s, l);
+    } catch (const InputError& e) {
+        // The scenario itself is valid (its fixed knobs passed at load); the defaults of its open
+        // knobs are not a layout that runs. Say so, and where a layout comes from instead.
+        const auto open = open_knob_names(spec);
+        if (open.empty()) throw;
+        std::string names;
+        for (std::size_t i = 0; i < open.size(); ++i) names += (i ? ", " : "") + open[i];
+        throw InputError(e.path(), e.value(),
+                         e.rule() + "; /layout leaves " + names +
+                             " open and their defaults (tp, pp, cp 1, dp the rest, microbatch 1) do not run: "
+                             "fix them in /layout or let `sextant plan` choose");
+    }
     if (l.stage_layers.empty()) l.stage_layers = default_stage_split(s.model.layers, l.pp);
     return l;
 }
 
-void validate_layout(const Scenario& s, const Layout& l) {
-    const ModelSpec& m = s.model;
-    const auto gpus = degree_product({l.tp, l.pp, l.dp, l.cp}, s.cluster.gpus);
-    if (gpus != s.cluster.gpus)
-        throw InputError("/layout",
-                         "tp " + int_text(l.tp) + " x pp " + int_text(l.pp) + " x dp " + int_text(l.dp) + " x cp " +
-                             int_text(l.cp) + (gpus ? " = " + int_text(*gpus) : " > /cluster/gpus"),
-                         "the degrees must multiply to /cluster/gpus (" + int_text(s.cluster.gpus) + ")");
-    if (m.heads % l.tp != 0)
-        throw InputError("/layout/tp", int_text(l.tp),
-                         "must divide the attention heads (" + int_text(m.heads) + ")");
-    if (m.attention == AttentionKind::Standard && m.kv_heads % l.tp != 0)
-        throw InputError("/layout/tp", int_text(l.tp),
-                         "must divide the key/value heads (" + int_text(m.kv_heads) +
-                             "); Megatron does not replicate KV heads across TP ranks");
-    if (m.ffn_hidden > 0 && m.ffn_hidden % l.tp != 0)
-        throw InputError("/layout/tp", int_text(l.tp),
-                         "must divide ffn_hidden (" + int_text(m.ffn_hidden) + ")");
-    if (l.vp > 1 && l.pp < 2)
-        throw InputError("/layout/vp", int_text(l.vp), "interleaving (vp > 1) needs pp >= 2");
-    if (l.schedule == Schedule::Interleaved && l.vp < 2)
-        throw InputError("/layout/schedule", "\"interleaved\"", "needs vp >= 2 chunks per stage");
-    if (l.schedule != Schedule::Interleaved && l.vp > 1)
-        throw InputError("/layout/vp", int_text(l.vp),
-                         "vp > 1 needs the interleaved schedule (schedule is \"" +
-                             schedule_name(l.schedule) + "\")");
-    if (!l.stage_layers.empty()) {
-        if (static_cast<std::int64_t>(l.stage_layers.size()) != l.pp)
-            throw InputError("/layout/stage_layers", int_text(static_cast<std::int64_t>(l.stage_layers.size())) + " entries",
-                             "must have one entry per pipeline stage (pp = " + int_text(l.pp) + ")");
-        std::int64_t sum = 0;
-        for (std::size_t i = 0; i < l.stage_layers.size(); ++i) {
-            sum += l.stage_layers[i];
-            if (l.stage_layers[i] < l.vp)
-                throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(l.stage_layers[i]),
-                                 "each stage needs at least vp (" + int_text(l.vp) + ") layers");
-        }
-        if (sum != m.layers)
-            throw InputError("/layout/stage_layers", "sum " + int_text(sum),
-                             "must add up to the model's layers (" + int_text(m.layers) + ")");
-    } else {
-        auto split = default_stage_split(m.layers, l.pp);
-        if (split.empty())
-            throw InputError("/layout/pp", int_text(l.pp),
-                             "cannot split " + int_text(m.layers) +
-                                 " layers over this many stages (middle stages take ceil(layers/pp), "
-                                 "first and last share the rest); give /layout/stage_layers");
-        for (auto n : split)
-            if (n < l.vp)
-                throw InputError("/layout/vp", int_text(l.vp),
-                                 "a stage of " + int_text(n) + " layers cannot hold vp chunks of at least one layer");
-    }
-    const std::int64_t gb = s.training.global_batch;
-    if (l.microbatch > gb / l.dp || gb % (l.dp * l.microbatch) != 0)
-        throw InputError(s.global_batch_path, int_text(gb),
-                         "must be a multiple of dp x microbatch (" + int_text(l.dp) + " x " + int_text(l.microbatch) + ")");
-    if (l.microbatches(gb) > kMaxMicrobatches)
-        throw InputError(s.global_batch_path, int_text(gb),
-                         "gives " + int_text(l.microbatches(gb)) + " microbatches per data-parallel replica (global_batch / (dp x microbatch)); "
-                         "the simulator runs each one and takes at most " + int_text(kMaxMicrobatches) + ": raise dp or microbatch");
-    if (l.schedule == Schedule::Interleaved && l.microbatches(gb) % l.pp != 0)
-        throw InputError("/layout/vp", int_text(l.vp),
-                         "the interleaved schedule needs the microbatches per step (" + int_text(l.microbatches(gb)) +
-                             ") to be a multiple of pp (" + int_text(l.pp) + "), as Megatron-LM requires");
-    if (l.ep > 1 && !m.is_moe())
-        throw InputError("/layout/ep", int_text(l.ep), "expert parallelism needs a MoE model (/model/moe)");
-    if (m.is_moe() && m.moe.experts % l.ep != 0)
-        throw InputError("/layout/ep", int_text(l.ep),
-                         "must divide the experts (" + int_text(m.moe.experts) + ")");
-    if (l.dp % l.ep != 0)
-        throw InputError("/layout/ep", int_text(l.ep),
-                         "must divide dp (" + int_text(l.dp) + "): expert-parallel groups are carved out of the data-parallel ranks (one expert group per CP rank)");
-    if (l.cp > 1 && s.training.seq_len % (2 * l.cp) != 0)
-        throw InputError("/layout/cp", int_text(l.cp),
-                         "seq_len (" + int_text(s.training.seq_len) +
-                             ") must divide into 2 x cp chunks for load-balanced causal attention");
-    if (s.training.precision == Precision::Fp8 && s.cluster.gpu.fp8_tflops <= 0)
-        throw InputError("/precision", "\"fp8\"", s.cluster.gpu.name + " has no FP8 tensor cores");
-}
+void validate_layout(const Scenario& s, const Layout& l) { check_layout_rules(s, {fixed_knobs_of(l), true}); }
 
 }  // namespace sextant
