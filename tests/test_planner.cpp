@@ -445,3 +445,25 @@ TEST_CASE("a scenario no layout can satisfy names the rule and the knob") {
         CHECK(std::string(e.what()).find("2 x any microbatch") != std::string::npos);
     }
 }
+
+TEST_CASE("layouts that leave less than the memory margin free are not offered") {
+    // The toy's peak is 640 GB / (tp x pp) of 80 GB (half with recompute): tp x pp = 8 without
+    // recompute fills HBM exactly, which fits but leaves no margin.
+    Scenario s = preset_scenario("llama3-70b-h100");
+    s.layout = LayoutSpec{};
+    PlanOptions o;
+    o.simulate_top = 200;
+    o.memory_margin = 0;
+    Planner all(s, o, toy);
+    const auto every = all.finish(all.screen({0, 1}));
+    const auto full = std::count_if(every.begin(), every.end(), [](const Plan& p) {
+        return p.simulated.peak_memory_bytes > 0.9 * p.simulated.capacity_bytes;
+    });
+    CHECK(full > 0);
+    o.memory_margin = 0.1;
+    Planner safe(s, o, toy);
+    const auto offered = safe.finish(safe.screen({0, 1}));
+    REQUIRE(!offered.empty());
+    for (const Plan& p : offered) CHECK(p.simulated.peak_memory_bytes <= 0.9 * p.simulated.capacity_bytes);
+    CHECK(safe.fitting_objectives().size() < all.fitting_objectives().size());
+}

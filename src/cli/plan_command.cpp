@@ -33,6 +33,7 @@ struct PlanArgs {
     bool json = false;
     bool search_all = false;
     bool any_framework = false;
+    double memory_margin = kDefaultMemoryMargin;
 };
 
 // "1024..16384" doubles from the first to the last; "1024,1536" lists; "2048" is one value.
@@ -75,6 +76,7 @@ PlanOptions options_from(const PlanArgs& a) {
         throw InputError("--objective", "\"" + a.objective + "\"", "must be mfu or tokens_per_s");
     o.objective = a.objective == "mfu" ? Objective::Mfu : Objective::TokensPerSecond;
     o.framework_features = !a.any_framework;
+    o.memory_margin = a.memory_margin;
     if (!a.gpus.empty()) o.gpu_counts = parse_sweep(a.gpus, "--gpus");
     if (!a.global_batch.empty()) o.global_batches = parse_sweep(a.global_batch, "--global-batch");
     return o;
@@ -87,6 +89,9 @@ std::string dominant_cost(const PlanScore& s) {
         if (n != "compute" && v > most) { most = v; name = n; }
     return name;
 }
+
+// The share of HBM a plan leaves free.
+double memory_margin(const PlanScore& s) { return 1.0 - s.peak_memory_bytes / s.capacity_bytes; }
 
 json layout_json(const Layout& l) {
     return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
@@ -176,6 +181,7 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
                                     {"tokens_per_s", p.simulated.tokens_per_s},
                                     {"peak_memory_bytes", p.simulated.peak_memory_bytes},
                                     {"capacity_bytes", p.simulated.capacity_bytes},
+                                    {"memory_margin", memory_margin(p.simulated)},
                                     {"screened_step_time_s", p.screened.step_time_s},
                                     {"breakdown", breakdown}});
         }
@@ -190,7 +196,7 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
     const bool sweep = planner.variants().size() > 1;
     std::vector<std::string> header = {"#", "layout"};
     if (sweep) header.insert(header.end(), {"gpus", "batch"});
-    header.insert(header.end(), {"step", "MFU", "tokens/s", "peak mem", "headroom", "dominant"});
+    header.insert(header.end(), {"step", "MFU", "tokens/s", "peak mem", "headroom", "margin", "dominant"});
     TextTable t(header);
     for (std::size_t i = 0; i < shown; ++i) {
         const Plan& p = plans[i];
@@ -201,13 +207,13 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
                                fmt::format("{:.0f}", p.simulated.tokens_per_s),
                                format_bytes(p.simulated.peak_memory_bytes),
                                format_bytes(p.simulated.capacity_bytes - p.simulated.peak_memory_bytes),
-                               dominant_cost(p.simulated)});
+                               fmt::format("{:.1f}%", 100 * memory_margin(p.simulated)), dominant_cost(p.simulated)});
         t.add_row(row);
     }
     std::cout << t.render();
     if (sweep) print_sweep(planner, plans);
-    std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s\n",
-                             planner.candidate_count(), simulated, seconds);
+    std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s; layouts leaving less than {:.0f}% of HBM free are not offered (--memory-margin)\n",
+                             planner.candidate_count(), simulated, seconds, 100 * planner.options().memory_margin);
     if (!plans.empty()) {
         std::cout << "\nWhy " << layout_label(plans.front().layout) << " wins:\n";
         for (const auto& line : explain_winner(plans)) std::cout << "  - " << line << "\n";
@@ -233,7 +239,9 @@ void run_plan(const PlanArgs& a) {
     std::vector<ScreenedCandidate> all = mpi.gather_to_root(mine);
     if (!mpi.is_root()) return;
     if (planner.candidate_count() == 0 || all.empty())
-        throw InputError("/layout", "", "no candidate layout fits in memory with the knobs the scenario fixes");
+        throw InputError("/layout", "",
+                         fmt::format("no candidate layout fits in memory with {:.0f}% of HBM left free (--memory-margin) and the knobs "
+                                     "the scenario fixes", 100 * planner.options().memory_margin));
     std::vector<Plan> plans = planner.finish(std::move(all));
     const std::size_t simulated = plans.size();
     plans = planner.distinct(std::move(plans));
@@ -256,6 +264,9 @@ void add_plan_command(CLI::App& app) {
     cmd->add_option("--gpus", args.gpus, "also search the GPU count: N, N1,N2 or LO..HI (doubling)");
     cmd->add_option("--global-batch", args.global_batch, "also search the global batch: N, N1,N2 or LO..HI");
     cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan or deepspeed");
+    cmd->add_option("--memory-margin", args.memory_margin,
+                    "share of HBM a plan must leave free to be offered (default 0.1; 0 offers all that fits)")
+        ->check(in_range(0, 0.9, "must be a fraction of HBM from 0 to below 0.9 (e.g. 0.1)"));
     cmd->add_flag("--search-all", args.search_all, "ignore the scenario's layout: search every knob");
     cmd->add_flag("--any-framework", args.any_framework,
                   "also search what the scenario's framework does not implement (ZeRO stages, CP, selective recompute, interleaving, uneven stages, offload)");

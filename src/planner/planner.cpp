@@ -86,6 +86,10 @@ double Planner::objective(const PlanScore& s) const {
     return options_.objective == Objective::Mfu ? s.mfu : s.tokens_per_s;
 }
 
+bool Planner::offered(const PlanScore& s) const {
+    return s.fits && s.peak_memory_bytes <= (1.0 - options_.memory_margin) * s.capacity_bytes;
+}
+
 std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     // Flatten (variant, index) so that threads and processes split one sequence.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> work;
@@ -106,7 +110,7 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
             const Variant& variant = variants_[v];
             const Candidate& c = candidates_[v][i];
             PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
-            if (!score.fits) continue;
+            if (!offered(score)) continue;
             best.push_back({v, c, objective(score)});
             if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
         }
@@ -137,7 +141,7 @@ std::vector<double> Planner::fitting_objectives() const {
     for (std::size_t v = 0; v < candidates_.size(); ++v)
         for (const Candidate& c : candidates_[v]) {
             const PlanScore score = variants_[v].evaluator->screen(to_layout(variants_[v].scenario, fixed_, c));
-            if (score.fits) out.push_back(objective(score));
+            if (offered(score)) out.push_back(objective(score));
         }
     return out;
 }

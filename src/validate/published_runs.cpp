@@ -37,6 +37,8 @@ void rate_planner(const Scenario& s, RunValidation& v) {
     options.objective = Objective::TokensPerSecond;
     options.simulate_top = 20;
     options.threads = std::max(1u, std::thread::hardware_concurrency());
+    // The published layout ran; the planner is held to the same memory (no safety margin).
+    options.memory_margin = 0;
     Planner planner(open, options, make_step_evaluator);
     const std::vector<Plan> plans = planner.finish(planner.screen({0, 1}));
     if (plans.empty()) return;
@@ -67,6 +69,7 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     options.top = 1;
     options.simulate_top = 4;
     options.search.max_stage_trim = 0;
+    options.memory_margin = 0;  // the knobs the source left open are the ones that ran
     Scenario fixed = s;
     // The framework splits layers its default way; the published layout fixes tp, pp, dp, cp.
     if (!fixed.layout.stage_layers) fixed.layout.stage_layers = default_stage_split(s.model.layers, s.layout.pp.value_or(1));
