@@ -131,21 +131,6 @@ struct KnownLayout {
     bool complete = false;
 };
 
-LayoutSpec fixed_knobs_of(const Layout& l) {
-    LayoutSpec k;
-    k.tp = l.tp;
-    k.pp = l.pp;
-    k.dp = l.dp;
-    k.cp = l.cp;
-    k.ep = l.ep;
-    k.vp = l.vp;
-    k.microbatch = l.microbatch;
-    k.zero_stage = l.zero_stage;
-    k.schedule = l.schedule;
-    if (!l.stage_layers.empty()) k.stage_layers = l.stage_layers;
-    return k;
-}
-
 void check_degrees(const Scenario& s, const LayoutSpec& k) {
     const std::int64_t gpus = s.cluster.gpus;
     if (k.tp && k.pp && k.dp && k.cp) {
@@ -367,6 +352,6 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     return l;
 }
 
-void validate_layout(const Scenario& s, const Layout& l) { check_layout_rules(s, {fixed_knobs_of(l), true}); }
+void validate_layout(const Scenario& s, const Layout& l) { check_layout_rules(s, {fixed_spec(l), true}); }
 
 }  // namespace sextant
