@@ -13,6 +13,9 @@
 #include "cli/mpi_session.hpp"
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
+#include "core/suggest.hpp"
+#include "cost/runtime_profile.hpp"
+#include "spec/presets.hpp"
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
@@ -33,6 +36,7 @@ struct PlanArgs {
     std::string gpus;
     std::string global_batch;
     std::string emit;
+    std::string framework;
     bool json = false;
     bool search_all = false;
     bool any_framework = false;
@@ -306,12 +310,36 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
     }
 }
 
-void emit_winner(const Planner& planner, const std::vector<Plan>& plans, const std::string& format) {
+void emit_winner(const Planner& planner, const std::vector<Plan>& plans, const PlanArgs& a) {
     if (plans.empty()) return;
     const Plan& p = plans.front();
-    Emitted e = emit_plan(parse_emit_format(format), planner.variants()[p.variant].scenario, p.layout);
-    std::cout << e.text;
+    const Emitted e = emit_plan(parse_emit_format(a.emit), planner.variants()[p.variant].scenario, p.layout);
+    if (a.json) {
+        json doc = e.to_json();
+        doc["layout"] = layout_json(p.layout);
+        std::cout << doc.dump(2) << "\n";
+        return;
+    }
+    std::cout << "# " << emit_target(e.format).version << "; plan: " << layout_label(p.layout) << "\n" << e.text;
     for (const auto& n : e.notes) std::cerr << "note: " << n << "\n";
+}
+
+// The framework generation the plan is for: --framework, else the family --emit writes for when
+// the scenario's framework is of another family, else the scenario's. Its runtime profile prices
+// the plan and its features bound the search.
+std::string search_framework(const PlanArgs& a, const Scenario& s) {
+    const auto known = preset_names("calibration/runtime");
+    if (!a.framework.empty()) {
+        if (std::find(known.begin(), known.end(), a.framework) == known.end())
+            throw InputError("--framework", "\"" + a.framework + "\"",
+                             "unknown framework generation (calibration/runtime/); " + suggestion_text(a.framework, known));
+        return a.framework;
+    }
+    const std::string current = s.training.framework.empty() ? "megatron-core-2024" : s.training.framework;
+    if (a.emit.empty()) return current;
+    const std::string family = emit_target(parse_emit_format(a.emit)).framework;
+    if (current.find(family) != std::string::npos) return current;
+    return nearest_runtime_profile(family == "deepspeed" ? "megatron-deepspeed-2022" : family + "-2024");
 }
 
 void run_plan(const PlanArgs& a) {
@@ -320,6 +348,7 @@ void run_plan(const PlanArgs& a) {
     if (!a.emit.empty()) parse_emit_format(a.emit);
     Scenario scenario = load_scenario(a.scenario);
     if (a.search_all) scenario.layout = LayoutSpec{};
+    scenario.training.framework = search_framework(a, scenario);
     const bool time_to_train = a.objective == "time_to_train";
     if (time_to_train) reliability::require_time_to_train_inputs(scenario);
     Planner planner(scenario, options_from(a), make_step_evaluator);
@@ -336,7 +365,7 @@ void run_plan(const PlanArgs& a) {
     std::optional<TrainingTimes> times;
     if (time_to_train) times = rank_plans_by_time_to_train(planner, plans);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!a.emit.empty()) emit_winner(planner, plans, a.emit);
+    if (!a.emit.empty()) emit_winner(planner, plans, a);
     else print_plans(planner, plans, simulated, a, seconds, times ? &*times : nullptr);
 }
 }  // namespace
@@ -354,7 +383,9 @@ void add_plan_command(CLI::App& app) {
                     "mfu, tokens_per_s, or time_to_train (expected days to the token budget with failures, checkpoints and restarts)");
     cmd->add_option("--gpus", args.gpus, "also search the GPU count: N, N1,N2 or LO..HI (doubling)");
     cmd->add_option("--global-batch", args.global_batch, "also search the global batch: N, N1,N2 or LO..HI");
-    cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan or deepspeed");
+    cmd->add_option("--framework", args.framework,
+                    "framework generation to plan for (calibration/runtime/; default: the scenario's, or the --emit target's)");
+    cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan (Python config), torchtitan-toml (v0.2.2) or deepspeed; with --json one document");
     cmd->add_option("--memory-margin", args.memory_margin,
                     "share of HBM a plan must leave free to be offered (default 0.1; 0 offers all that fits)")
         ->check(in_range(0, 0.9, "must be a fraction of HBM from 0 to below 0.9 (e.g. 0.1)"));
