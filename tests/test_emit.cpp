@@ -11,6 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
+#include <cstdlib>
+#include <fstream>
+#include <sys/wait.h>
 
 #include "cost/runtime_profile.hpp"
 #include "planner/emit.hpp"
@@ -449,4 +452,31 @@ TEST_CASE("emit --json carries the settings, the target version and the notes") 
     }());
     CHECK(std::any_of(t.notes.begin(), t.notes.end(), [](const std::string& n) { return n.find("no ZeRO-1") != std::string::npos; }));
     CHECK_THROWS_AS(parse_emit_format("megatorn"), InputError);
+}
+
+TEST_CASE("sextant plan end to end: the issue's scenario plans and emits one JSON document; bad flags exit 2") {
+    // Llama 3 70B on 1,024 H100s, batch 512, no layout (issue 15).
+    const auto dir = std::filesystem::temp_directory_path() / "sextant-plan-cli-test";
+    std::filesystem::create_directories(dir);
+    const json scenario = {{"model", "llama3-70b"},
+                           {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 1024}}},
+                           {"training", {{"seq_len", 8192}, {"global_batch", 512}, {"precision", "bf16"}}}};
+    std::ofstream(dir / "s.json") << scenario.dump();
+    const std::string plan = std::string(SEXTANT_BINARY) + " plan " + (dir / "s.json").string() + " --threads 2";
+    const auto out = (dir / "out.txt").string();
+    const auto status = [&](const std::string& flags) {
+        return WEXITSTATUS(std::system((plan + " " + flags + " >" + out + " 2>&1").c_str()));
+    };
+    REQUIRE(status("--emit megatron --json") == 0);
+    std::ifstream in(out);
+    const json doc = json::parse(in);
+    CHECK(doc["format"] == "megatron");
+    CHECK(doc["layout"]["dp"].get<std::int64_t>() * doc["layout"]["microbatch"].get<std::int64_t>() <= 512);
+    CHECK(doc["args"].is_array());
+    CHECK(doc["notes"].is_array());
+    CHECK(status("--framework torchtan") == 2);
+    CHECK(status("--memory-margin 2") == 2);
+    CHECK(status("--objective time_to_train") == 2);  // no token budget in the scenario
+    CHECK(status("--emit megatorn") == 2);
+    std::filesystem::remove_all(dir);
 }
