@@ -62,8 +62,10 @@ bool equal_value(const json& a, const json& b) {
     return text(a) == text(b);
 }
 
-// The generic rule kinds of tests/data/*.json; "check" rules name a structural check the caller
-// runs. Returns false for a check rule it does not handle itself.
+// The generic rule kinds of tests/data/*.json (conditions: if, when_present, if_value, when_gt,
+// when_equal; demands: requires, requires_any, forbids, equals, value_in, at_most_one,
+// multiple_of, at_least, min_value, product_equals); "check" rules name a structural check the
+// caller runs.
 void check_rule(const json& rule, const Values& v) {
     CAPTURE(rule["id"].get<std::string>());
     if (rule.contains("if") && !v.has(rule["if"])) return;
@@ -109,6 +111,8 @@ void check_rule(const json& rule, const Values& v) {
         if (b > 0) CHECK_MESSAGE(a % b == 0, a << " is not a multiple of " << b);
     }
     if (rule.contains("at_least")) CHECK(v.number(rule["at_least"][0]) >= v.number(rule["at_least"][1]));
+    if (rule.contains("min_value"))
+        for (const auto& [name, least] : rule["min_value"].items()) CHECK(v.number(name) >= least.get<std::int64_t>());
     if (rule.contains("product_equals")) CHECK(v.product(rule["product_equals"][0]) == v.number(rule["product_equals"][1]));
 }
 
