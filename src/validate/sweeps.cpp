@@ -69,7 +69,7 @@ std::vector<Sweep> measured_sweeps(const std::filesystem::path& file) {
         Sweep s;
         s.key = key;
         std::vector<std::pair<std::string, std::string>> layouts;  // published layout, first id
-        std::size_t first_member = 0;
+        std::vector<std::size_t> member_index;  // run index of each member
         for (std::size_t i : indices) {
             const RunValidation& v = report.runs[i];
             const json& run = runs[i];
@@ -85,7 +85,7 @@ std::vector<Sweep> measured_sweeps(const std::filesystem::path& file) {
                 s.skipped.push_back(v.id + ": the same layout and batch as " + same->second + " (another container)");
                 continue;
             }
-            if (s.members.empty()) first_member = i;
+            member_index.push_back(i);
             layouts.emplace_back(published, v.id);
             s.members.push_back({v.id, layout_label(v.chosen), measured_tokens_per_s(run), v.published_tokens_per_s});
         }
@@ -96,11 +96,21 @@ std::vector<Sweep> measured_sweeps(const std::filesystem::path& file) {
                 predicted.push_back(m.predicted_tokens_per_s);
             }
             s.kendall_tau = kendall_tau_b(measured, predicted);
-            const auto [best, layout] = planner_best(run_scenario(runs[first_member], "/runs/" + std::to_string(first_member), file.parent_path()));
-            s.planner_tokens_per_s = best;
-            s.planner_layout = layout_label(layout);
-            const double most = *std::max_element(predicted.begin(), predicted.end());
-            s.planner_at_least_all = best >= most * (1 - 1e-9);
+            // The planner searches each batch of the sweep; every published layout is held to the
+            // planner's best at its own batch.
+            std::map<std::string, std::pair<double, Layout>> best_at;
+            s.planner_at_least_all = true;
+            for (std::size_t k = 0; k < s.members.size(); ++k) {
+                const std::size_t i = member_index[k];
+                const std::string batch = text_of(runs[i], "global_batch");
+                if (!best_at.count(batch)) best_at[batch] = planner_best(run_scenario(runs[i], "/runs/" + std::to_string(i), file.parent_path()));
+                const auto& [best, layout] = best_at[batch];
+                if (k == 0) {
+                    s.planner_tokens_per_s = best;
+                    s.planner_layout = layout_label(layout);
+                }
+                s.planner_at_least_all = s.planner_at_least_all && best >= s.members[k].predicted_tokens_per_s * (1 - 1e-9);
+            }
         }
         out.push_back(std::move(s));
     }

@@ -23,9 +23,9 @@ struct Sweep {
     std::vector<SweepMember> members; // distinct layouts Sextant can express
     std::vector<std::string> skipped; // "id: reason" for the runs left out
     double kendall_tau = 0;           // tau-b; meaningful with 2 or more members
-    double planner_tokens_per_s = 0;  // the planner's top plan for the sweep's model and machine
+    double planner_tokens_per_s = 0;  // the planner's top plan (at the first member's batch)
     std::string planner_layout;
-    bool planner_at_least_all = false;
+    bool planner_at_least_all = false;  // at each member's batch, the top plan >= that layout
     bool rated() const { return members.size() >= 2; }
 };
 
