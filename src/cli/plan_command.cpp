@@ -338,7 +338,9 @@ std::string search_framework(const PlanArgs& a, const Scenario& s) {
     const std::string current = s.training.framework.empty() ? "megatron-core-2024" : s.training.framework;
     if (a.emit.empty()) return current;
     const std::string family = emit_target(parse_emit_format(a.emit)).framework;
-    if (current.find(family) != std::string::npos) return current;
+    // NeMo runs Megatron-Core: its plans launch with Megatron-LM's arguments.
+    const bool same_family = current.find(family) != std::string::npos || (family == "megatron" && current.starts_with("nemo"));
+    if (same_family) return current;
     return nearest_runtime_profile(family == "deepspeed" ? "megatron-deepspeed-2022" : family + "-2024");
 }
 
