@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "model/params.hpp"
 #include "spec/presets.hpp"
+#include "planner/search_space.hpp"
 #include "spec/scenario.hpp"
 
 using namespace sextant;
@@ -21,7 +22,7 @@ json base() {
             {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 64}, {"gpus_per_node", 8}, {"nic_gbps_per_gpu", 400}}},
             {"seq_len", 4096},
             {"global_batch", 64},
-            {"layout", {{"tp", 8}, {"pp", 2}, {"dp", 4}}}};
+            {"layout", {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"cp", 1}}}};
 }
 
 // Parses `doc` and returns the error; fails the test when parsing succeeds.
@@ -88,8 +89,26 @@ TEST_CASE("rule: an impossible layer split is an error; uneven splits follow the
     json d = base();
     d["model"] = {{"layers", 5}, {"hidden", 1024}, {"heads", 8}, {"vocab", 1000}, {"ffn_hidden", 4096}};
     d["cluster"]["gpus"] = 32;
-    d["layout"] = {{"tp", 8}, {"pp", 4}, {"dp", 1}};
+    d["layout"] = {{"tp", 8}, {"pp", 4}, {"dp", 1}, {"cp", 1}};
     d["global_batch"] = 8;
+    // No stage split is given, so the split is open: the scenario loads, and the planner (which
+    // may trim the first and last stages) and the framework default both find none.
+    const Scenario s = parse_scenario(d, data_dir());
+    try {
+        resolve_layout(s, s.layout);
+        FAIL("the default split of 5 layers over 4 stages does not exist");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/layout/pp");
+        CHECK(std::string(e.what()).find("cannot split 5 layers") != std::string::npos);
+    }
+    SearchOptions o;
+    std::optional<InputError> why;
+    CHECK(enumerate_candidates(s, s.layout, o, &why).empty());
+    REQUIRE(why);
+    CHECK(why->path() == "/layout/pp");
+    CHECK(std::string(why->what()).find("cannot split 5 layers") != std::string::npos);
+    d["layout"]["pp"] = 8;  // fewer layers than stages: no split at all, the scenario's error
+    d["layout"]["tp"] = 4;
     expect(d, "/layout/pp", "cannot split 5 layers");
     // Llama 3 405B: 126 layers on 16 stages = 7, 8 x 14, 7.
     CHECK(default_stage_split(126, 16) == std::vector<std::int64_t>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
@@ -129,6 +148,8 @@ TEST_CASE("rule: interleaving needs pp >= 2 and the interleaved schedule") {
     expect(d, "/layout/vp", "needs pp >= 2");
     d = base();
     d["layout"]["schedule"] = "interleaved";
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));  // vp open: the planner searches vp >= 2
+    d["layout"]["vp"] = 1;
     expect(d, "/layout/schedule", "needs vp >= 2");
     d = base();
     d["layout"]["vp"] = 2;
@@ -159,10 +180,10 @@ TEST_CASE("rule: ep divides the experts, needs a MoE model, and folds into tp x 
     d["model"] = "mixtral-8x7b";
     d["layout"] = {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 16}};
     expect(d, "/layout/ep", "divide the experts (8)");
-    d["layout"] = {{"tp", 1}, {"pp", 16}, {"dp", 4}, {"ep", 8}};
+    d["layout"] = {{"tp", 1}, {"pp", 16}, {"dp", 4}, {"cp", 1}, {"ep", 8}};
     expect(d, "/layout/ep", "must divide tp x cp x dp (4)");
     // MoE parallel folding: ep 8 over tp 8 x dp 4 = 32 ranks is valid with expert TP 1 ...
-    d["layout"] = {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"ep", 8}};
+    d["layout"] = {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"cp", 1}, {"ep", 8}};
     const Scenario s = parse_scenario(d, data_dir());
     CHECK(resolve_layout(s, s.layout).etp == 1);
     // ... and not with expert TP 8 (64 ranks), nor with expert TP on a dense model.
@@ -189,6 +210,7 @@ TEST_CASE("rule: recompute modules name known modules, need selective recompute 
     d["layout"]["recompute_modules"] = {"layernorm"};
     expect(d, "/layout/recompute_modules", "needs recompute \"selective\"");
     d["layout"]["recompute"] = "selective";
+    d["layout"]["stage_layers"] = {40, 40};
     d["layout"]["activation_offload_layers"] = 41;
     expect(d, "/layout/activation_offload_layers", "exceeds the layers of pipeline stage 0 (40)");
 }
@@ -268,8 +290,10 @@ TEST_CASE("rule: sizes have upper bounds, and absurd ones are errors, not overfl
     d["layout"]["microbatch"] = 1 << 30;  // dp x microbatch would pass the global batch
     expect(d, "/global_batch", "multiple of dp x microbatch (4 x 1073741824)");
     d = base();
-    d["layout"] = {{"tp", 1 << 24}, {"pp", 1 << 24}, {"dp", 1 << 24}};  // 2^72 GPUs, were it multiplied
+    d["layout"] = {{"tp", 1 << 24}, {"pp", 1 << 24}, {"dp", 1 << 24}, {"cp", 1}};  // 2^72 GPUs, were it multiplied
     expect(d, "/layout", "> /cluster/gpus");
+    d["layout"].erase("cp");  // cp open: the fixed degrees must still leave room for it
+    expect(d, "/layout", "must divide /cluster/gpus (64)");
     d = base();
     d["layout"] = {{"tp", 1 << 24}, {"pp", 1 << 24}};  // dp left to fill the cluster
     expect(d, "/layout", "must divide /cluster/gpus (64)");

@@ -2,9 +2,11 @@
 // `sextant presets`: the presets shipped in models/, topologies/, calibration/, scenarios/.
 // `sextant check SCENARIO`: parse and validate only.
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "core/error.hpp"
 #include "model/params.hpp"
 #include "report/schema.hpp"
 #include "report/table.hpp"
@@ -61,25 +63,39 @@ void print_presets(bool as_json) {
 
 void print_check(const std::string& file, bool as_json) {
     Scenario s = load_scenario(file);
-    Layout l = resolve_layout(s, s.layout);
     ParamCounts p = count_params(s.model);
+    // The scenario is valid once loaded; its open knobs at their defaults may still not be a
+    // layout that runs (sextant plan chooses them then), which check reports instead of failing.
+    std::optional<Layout> l;
+    std::string open_reason;
+    try {
+        l = resolve_layout(s, s.layout);
+    } catch (const InputError& e) {
+        open_reason = e.what();
+    }
     if (as_json) {
         json doc = {{"valid", true},
                     {"model", s.model.name},
                     {"params", p.total()},
                     {"active_params", p.active(s.model)},
-                    {"gpus", s.cluster.gpus},
-                    {"layout", {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep},
-                                {"vp", l.vp}, {"microbatch", l.microbatch}, {"stage_layers", l.stage_layers}}}};
+                    {"gpus", s.cluster.gpus}};
+        if (l)
+            doc["layout"] = {{"tp", l->tp}, {"pp", l->pp}, {"dp", l->dp}, {"cp", l->cp}, {"ep", l->ep},
+                             {"vp", l->vp}, {"microbatch", l->microbatch}, {"stage_layers", l->stage_layers}};
+        else
+            doc["layout"] = {{"open", open_reason}};
         std::cout << doc.dump(2) << "\n";
         return;
     }
     std::cout << file << ": valid\n"
               << "  model   " << s.model.name << ", " << format_count(p.total()) << " parameters";
     if (s.model.is_moe()) std::cout << " (" << format_count(p.active(s.model)) << " active)";
-    std::cout << "\n  cluster " << s.cluster.gpus << " x " << s.cluster.gpu.name << "\n"
-              << "  layout  tp " << l.tp << ", pp " << l.pp << ", dp " << l.dp << ", cp " << l.cp
-              << ", ep " << l.ep << ", vp " << l.vp << ", microbatch " << l.microbatch << "\n";
+    std::cout << "\n  cluster " << s.cluster.gpus << " x " << s.cluster.gpu.name << "\n";
+    if (l)
+        std::cout << "  layout  tp " << l->tp << ", pp " << l->pp << ", dp " << l->dp << ", cp " << l->cp
+                  << ", ep " << l->ep << ", vp " << l->vp << ", microbatch " << l->microbatch << "\n";
+    else
+        std::cout << "  layout  open: run sextant plan (" << open_reason << ")\n";
 }
 }  // namespace
 

@@ -33,4 +33,18 @@ CLI::Validator positive(const char* rule) {
         "", "");
 }
 
+CLI::Validator in_range(double low, double high, const char* rule) {
+    return CLI::Validator(
+        [low, high, rule](std::string& text) -> std::string {
+            try {
+                std::size_t used = 0;
+                const double v = std::stod(text, &used);
+                if (used == text.size() && v >= low && v < high) return "";
+            } catch (const std::exception&) {
+            }
+            return "\"" + text + "\": " + rule;
+        },
+        "", "");
+}
+
 }  // namespace sextant::cli

@@ -9,5 +9,7 @@ namespace sextant::cli {
 CLI::Validator at_least(long long min, const char* rule);
 // A finite number above zero.
 CLI::Validator positive(const char* rule);
+// A number in [low, high).
+CLI::Validator in_range(double low, double high, const char* rule);
 
 }  // namespace sextant::cli

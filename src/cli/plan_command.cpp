@@ -2,6 +2,7 @@
 // Under mpirun the candidates are split across processes and rank 0 prints what one process
 // would.
 #include <chrono>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -12,10 +13,15 @@
 #include "cli/mpi_session.hpp"
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
+#include "core/suggest.hpp"
+#include "cost/runtime_profile.hpp"
+#include "spec/presets.hpp"
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
 #include "planner/step_evaluator.hpp"
+#include "reliability/duration_text.hpp"
+#include "reliability/time_to_train.hpp"
 #include "report/table.hpp"
 
 namespace sextant::cli {
@@ -30,9 +36,11 @@ struct PlanArgs {
     std::string gpus;
     std::string global_batch;
     std::string emit;
+    std::string framework;
     bool json = false;
     bool search_all = false;
     bool any_framework = false;
+    double memory_margin = kDefaultMemoryMargin;
 };
 
 // "1024..16384" doubles from the first to the last; "1024,1536" lists; "2048" is one value.
@@ -71,10 +79,14 @@ PlanOptions options_from(const PlanArgs& a) {
     o.top = a.top;
     o.simulate_top = std::max(a.simulate_top, a.top);
     o.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
-    if (a.objective != "mfu" && a.objective != "tokens_per_s")
-        throw InputError("--objective", "\"" + a.objective + "\"", "must be mfu or tokens_per_s");
+    if (a.objective != "mfu" && a.objective != "tokens_per_s" && a.objective != "time_to_train")
+        throw InputError("--objective", "\"" + a.objective + "\"", "must be mfu, tokens_per_s or time_to_train");
+    // time_to_train screens and simulates by throughput (a layout's failures, checkpoints and
+    // restarts depend on its GPU count, not its knobs), then ranks the simulated plans by the
+    // expected days of src/reliability/time_to_train.hpp.
     o.objective = a.objective == "mfu" ? Objective::Mfu : Objective::TokensPerSecond;
     o.framework_features = !a.any_framework;
+    o.memory_margin = a.memory_margin;
     if (!a.gpus.empty()) o.gpu_counts = parse_sweep(a.gpus, "--gpus");
     if (!a.global_batch.empty()) o.global_batches = parse_sweep(a.global_batch, "--global-batch");
     return o;
@@ -87,6 +99,9 @@ std::string dominant_cost(const PlanScore& s) {
         if (n != "compute" && v > most) { most = v; name = n; }
     return name;
 }
+
+// The share of HBM a plan leaves free.
+double memory_margin(const PlanScore& s) { return 1.0 - s.peak_memory_bytes / s.capacity_bytes; }
 
 json layout_json(const Layout& l) {
     return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
@@ -159,8 +174,83 @@ void print_sweep(const Planner& planner, const std::vector<Plan>& plans) {
               << t.render();
 }
 
+// Time to train with failures, per plan (in the ranking's order) and per GPU count and batch.
+struct TrainingTimes {
+    reliability::TimeToTrainRanking ranking;
+    std::vector<reliability::TimeToTrain> per_plan;  // aligned with the reordered plans
+};
+
+TrainingTimes rank_plans_by_time_to_train(const Planner& planner, std::vector<Plan>& plans) {
+    TrainingTimes t;
+    t.ranking = reliability::rank_by_time_to_train(planner, plans);
+    std::vector<Plan> ordered;
+    std::vector<std::size_t> new_index(plans.size());
+    for (const auto& r : t.ranking.plans) {
+        new_index[r.plan] = ordered.size();
+        ordered.push_back(plans[r.plan]);
+        t.per_plan.push_back(r.time);
+    }
+    for (auto& r : t.ranking.plans) r.plan = new_index[r.plan];
+    for (auto& best : t.ranking.best)
+        if (best) best->plan = new_index[best->plan];
+    plans = std::move(ordered);
+    return t;
+}
+
+constexpr double kDay = 86400.0;
+
+json time_to_train_json(const Planner& planner, const std::vector<Plan>& plans, const TrainingTimes& t) {
+    json out = json::array();
+    for (std::size_t v = 0; v < t.ranking.best.size(); ++v) {
+        const Scenario& s = planner.variants()[v].scenario;
+        json row = {{"gpus", s.cluster.gpus}, {"global_batch", s.training.global_batch}, {"fits", t.ranking.best[v].has_value()}};
+        if (const auto& best = t.ranking.best[v]) {
+            const Plan& p = plans[best->plan];
+            const reliability::TimeToTrain& time = best->time;
+            row["layout"] = layout_json(p.layout);
+            row["step_time_s"] = p.simulated.step_time_s;
+            row["mfu"] = p.simulated.mfu;
+            row["failure_free_days"] = time.work_s / kDay;
+            row["job_mtbf_s"] = time.job_mtbf_s;
+            row["checkpoint_interval_s"] = time.interval_s;
+            row["goodput"] = time.goodput;
+            row["expected_days"] = time.expected_wall_s / kDay;
+            row["expected_days_ci"] = {time.simulated_wall_s->ci_low / kDay, time.simulated_wall_s->ci_high / kDay};
+            row["gpu_hours"] = time.gpu_hours;
+        }
+        out.push_back(row);
+    }
+    return out;
+}
+
+void print_time_to_train(const Planner& planner, const std::vector<Plan>& plans, const TrainingTimes& t) {
+    std::cout << fmt::format("\nTime to train {:.3g} tokens with failures ({}; checkpoints every Daly interval; "
+                             "each GPU count's best {} layouts by the closed form, then {} simulated runs of each):\n",
+                             t.ranking.train_tokens, t.ranking.failures, t.ranking.finalists, t.ranking.trials);
+    TextTable table({"gpus", "batch", "best layout", "step", "MFU", "no-failure days", "job MTBF", "checkpoint", "goodput",
+                     "expected days", "95% CI", "GPU-hours"});
+    for (std::size_t v = 0; v < t.ranking.best.size(); ++v) {
+        const Scenario& s = planner.variants()[v].scenario;
+        std::vector<std::string> row = {std::to_string(s.cluster.gpus), std::to_string(s.training.global_batch)};
+        if (const auto& best = t.ranking.best[v]) {
+            const Plan& p = plans[best->plan];
+            const reliability::TimeToTrain& time = best->time;
+            row.insert(row.end(), {layout_label(p.layout), format_seconds(p.simulated.step_time_s),
+                                   fmt::format("{:.1f}%", 100 * p.simulated.mfu), fmt::format("{:.1f}", time.work_s / kDay),
+                                   reliability::duration_label(time.job_mtbf_s), reliability::duration_label(time.interval_s),
+                                   fmt::format("{:.1f}%", 100 * time.goodput), fmt::format("{:.1f}", time.expected_wall_s / kDay),
+                                   fmt::format("[{:.1f}, {:.1f}]", time.simulated_wall_s->ci_low / kDay, time.simulated_wall_s->ci_high / kDay),
+                                   fmt::format("{:.0f}", time.gpu_hours)});
+        } else {
+            row.insert(row.end(), {"no layout fits", "-", "-", "-", "-", "-", "-", "-", "-", "-"});
+        }
+        table.add_row(row);
+    }
+    std::cout << table.render();
+}
+
 void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::size_t simulated, const PlanArgs& a,
-                 double seconds) {
+                 double seconds, const TrainingTimes* times) {
     const std::size_t shown = std::min(a.top, plans.size());
     if (a.json) {
         json doc;
@@ -176,9 +266,12 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
                                     {"tokens_per_s", p.simulated.tokens_per_s},
                                     {"peak_memory_bytes", p.simulated.peak_memory_bytes},
                                     {"capacity_bytes", p.simulated.capacity_bytes},
+                                    {"memory_margin", memory_margin(p.simulated)},
                                     {"screened_step_time_s", p.screened.step_time_s},
                                     {"breakdown", breakdown}});
+            if (times) doc["plans"].back()["expected_days"] = times->per_plan[i].expected_wall_s / kDay;
         }
+        if (times) doc["time_to_train"] = time_to_train_json(planner, plans, *times);
         if (planner.variants().size() > 1) doc["variants"] = sweep_json(planner, plans);
         doc["explanation"] = explain_winner(plans);
         doc["candidates_screened"] = planner.candidate_count();
@@ -190,7 +283,8 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
     const bool sweep = planner.variants().size() > 1;
     std::vector<std::string> header = {"#", "layout"};
     if (sweep) header.insert(header.end(), {"gpus", "batch"});
-    header.insert(header.end(), {"step", "MFU", "tokens/s", "peak mem", "headroom", "dominant"});
+    header.insert(header.end(), {"step", "MFU", "tokens/s", "peak mem", "headroom", "margin", "dominant"});
+    if (times) header.push_back("expected days");
     TextTable t(header);
     for (std::size_t i = 0; i < shown; ++i) {
         const Plan& p = plans[i];
@@ -201,25 +295,53 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
                                fmt::format("{:.0f}", p.simulated.tokens_per_s),
                                format_bytes(p.simulated.peak_memory_bytes),
                                format_bytes(p.simulated.capacity_bytes - p.simulated.peak_memory_bytes),
-                               dominant_cost(p.simulated)});
+                               fmt::format("{:.1f}%", 100 * memory_margin(p.simulated)), dominant_cost(p.simulated)});
+        if (times) row.push_back(fmt::format("{:.1f}", times->per_plan[i].expected_wall_s / kDay));
         t.add_row(row);
     }
     std::cout << t.render();
-    if (sweep) print_sweep(planner, plans);
-    std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s\n",
-                             planner.candidate_count(), simulated, seconds);
+    if (times) print_time_to_train(planner, plans, *times);
+    else if (sweep) print_sweep(planner, plans);
+    std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s; layouts leaving less than {:.0f}% of HBM free are not offered (--memory-margin)\n",
+                             planner.candidate_count(), simulated, seconds, 100 * planner.options().memory_margin);
     if (!plans.empty()) {
         std::cout << "\nWhy " << layout_label(plans.front().layout) << " wins:\n";
         for (const auto& line : explain_winner(plans)) std::cout << "  - " << line << "\n";
     }
 }
 
-void emit_winner(const Planner& planner, const std::vector<Plan>& plans, const std::string& format) {
+void emit_winner(const Planner& planner, const std::vector<Plan>& plans, const PlanArgs& a) {
     if (plans.empty()) return;
     const Plan& p = plans.front();
-    Emitted e = emit_plan(parse_emit_format(format), planner.variants()[p.variant].scenario, p.layout);
-    std::cout << e.text;
+    const Emitted e = emit_plan(parse_emit_format(a.emit), planner.variants()[p.variant].scenario, p.layout);
+    if (a.json) {
+        json doc = e.to_json();
+        doc["layout"] = layout_json(p.layout);
+        std::cout << doc.dump(2) << "\n";
+        return;
+    }
+    std::cout << "# " << emit_target(e.format).version << "; plan: " << layout_label(p.layout) << "\n" << e.text;
     for (const auto& n : e.notes) std::cerr << "note: " << n << "\n";
+}
+
+// The framework generation the plan is for: --framework, else the family --emit writes for when
+// the scenario's framework is of another family, else the scenario's. Its runtime profile prices
+// the plan and its features bound the search.
+std::string search_framework(const PlanArgs& a, const Scenario& s) {
+    const auto known = preset_names("calibration/runtime");
+    if (!a.framework.empty()) {
+        if (std::find(known.begin(), known.end(), a.framework) == known.end())
+            throw InputError("--framework", "\"" + a.framework + "\"",
+                             "unknown framework generation (calibration/runtime/); " + suggestion_text(a.framework, known));
+        return a.framework;
+    }
+    const std::string current = s.training.framework.empty() ? "megatron-core-2024" : s.training.framework;
+    if (a.emit.empty()) return current;
+    const std::string family = emit_target(parse_emit_format(a.emit)).framework;
+    // NeMo runs Megatron-Core: its plans launch with Megatron-LM's arguments.
+    const bool same_family = current.find(family) != std::string::npos || (family == "megatron" && current.starts_with("nemo"));
+    if (same_family) return current;
+    return nearest_runtime_profile(family == "deepspeed" ? "megatron-deepspeed-2022" : family + "-2024");
 }
 
 void run_plan(const PlanArgs& a) {
@@ -228,18 +350,25 @@ void run_plan(const PlanArgs& a) {
     if (!a.emit.empty()) parse_emit_format(a.emit);
     Scenario scenario = load_scenario(a.scenario);
     if (a.search_all) scenario.layout = LayoutSpec{};
+    scenario.training.framework = search_framework(a, scenario);
+    const bool time_to_train = a.objective == "time_to_train";
+    if (time_to_train) reliability::require_time_to_train_inputs(scenario);
     Planner planner(scenario, options_from(a), make_step_evaluator);
     std::vector<ScreenedCandidate> mine = planner.screen({mpi.rank(), mpi.size()});
     std::vector<ScreenedCandidate> all = mpi.gather_to_root(mine);
     if (!mpi.is_root()) return;
     if (planner.candidate_count() == 0 || all.empty())
-        throw InputError("/layout", "", "no candidate layout fits in memory with the knobs the scenario fixes");
+        throw InputError("/layout", "",
+                         fmt::format("no candidate layout fits in memory with {:.0f}% of HBM left free (--memory-margin) and the knobs "
+                                     "the scenario fixes", 100 * planner.options().memory_margin));
     std::vector<Plan> plans = planner.finish(std::move(all));
     const std::size_t simulated = plans.size();
     plans = planner.distinct(std::move(plans));
+    std::optional<TrainingTimes> times;
+    if (time_to_train) times = rank_plans_by_time_to_train(planner, plans);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!a.emit.empty()) emit_winner(planner, plans, a.emit);
-    else print_plans(planner, plans, simulated, a, seconds);
+    if (!a.emit.empty()) emit_winner(planner, plans, a);
+    else print_plans(planner, plans, simulated, a, seconds, times ? &*times : nullptr);
 }
 }  // namespace
 
@@ -252,10 +381,16 @@ void add_plan_command(CLI::App& app) {
         ->check(at_least(1, "must be a positive integer"));
     cmd->add_option("--threads", args.threads, "worker threads (default or 0: all cores)")
         ->check(at_least(0, "must be 0 (all cores) or a positive integer"));
-    cmd->add_option("--objective", args.objective, "mfu or tokens_per_s");
+    cmd->add_option("--objective", args.objective,
+                    "mfu, tokens_per_s, or time_to_train (expected days to the token budget with failures, checkpoints and restarts)");
     cmd->add_option("--gpus", args.gpus, "also search the GPU count: N, N1,N2 or LO..HI (doubling)");
     cmd->add_option("--global-batch", args.global_batch, "also search the global batch: N, N1,N2 or LO..HI");
-    cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan or deepspeed");
+    cmd->add_option("--framework", args.framework,
+                    "framework generation to plan for (calibration/runtime/; default: the scenario's, or the --emit target's)");
+    cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan (Python config), torchtitan-toml (v0.2.2) or deepspeed; with --json one document");
+    cmd->add_option("--memory-margin", args.memory_margin,
+                    "share of HBM a plan must leave free to be offered (default 0.1; 0 offers all that fits)")
+        ->check(in_range(0, 0.9, "must be a fraction of HBM from 0 to below 0.9 (e.g. 0.1)"));
     cmd->add_flag("--search-all", args.search_all, "ignore the scenario's layout: search every knob");
     cmd->add_flag("--any-framework", args.any_framework,
                   "also search what the scenario's framework does not implement (ZeRO stages, CP, selective recompute, interleaving, uneven stages, offload)");

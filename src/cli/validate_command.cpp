@@ -8,6 +8,7 @@
 #include "report/breakdown_json.hpp"
 #include "report/table.hpp"
 #include "validate/published_runs.hpp"
+#include "validate/sweeps.hpp"
 
 namespace sextant::cli {
 
@@ -26,6 +27,55 @@ void print_planner_quality(const ValidationReport& r) {
     std::cout << "\n" << q.render();
     std::cout << fmt::format("\nplanner >= published layout on {} of {} runs; published layout in the top 10% on {} of {}\n", at_least,
                              rated, top10, rated);
+}
+
+// Measured sweeps of several layouts of one model on one machine: does Sextant order them as
+// measured, and does its top plan reach every one?
+void run_sweeps(const std::string& file, bool as_json) {
+    const std::vector<Sweep> sweeps = measured_sweeps(file);
+    if (as_json) {
+        json out = json::array();
+        for (const auto& s : sweeps) {
+            json members = json::array();
+            for (const auto& m : s.members)
+                members.push_back({{"id", m.id}, {"layout", m.layout}, {"measured_tokens_per_s", m.measured_tokens_per_s},
+                                   {"predicted_tokens_per_s", m.predicted_tokens_per_s}});
+            json row = {{"sweep", s.key}, {"members", members}, {"skipped", s.skipped}, {"rated", s.rated()}};
+            if (s.rated())
+                row.update({{"kendall_tau", s.kendall_tau}, {"planner_layout", s.planner_layout},
+                            {"planner_tokens_per_s", s.planner_tokens_per_s}, {"planner_at_least_all", s.planner_at_least_all}});
+            out.push_back(row);
+        }
+        std::cout << json({{"sweeps", out}}).dump(2) << "\n";
+        return;
+    }
+    TextTable t({"sweep (model, GPUs, precision, seq)", "layouts", "Kendall tau", "planner's best", "planner >= all"});
+    std::size_t rated = 0, ordered = 0, reached = 0;
+    for (const auto& s : sweeps) {
+        if (!s.rated()) continue;
+        ++rated;
+        ordered += s.kendall_tau > 0.999 ? 1 : 0;
+        reached += s.planner_at_least_all ? 1 : 0;
+        t.add_row({s.key, std::to_string(s.members.size()), fmt::format("{:+.2f}", s.kendall_tau), s.planner_layout,
+                   s.planner_at_least_all ? "yes" : "no"});
+    }
+    std::cout << t.render();
+    std::cout << fmt::format("\n{} sweeps rated: ordered exactly as measured in {}, the planner's top plan at least every "
+                             "published layout in {}\n",
+                             rated, ordered, reached);
+    for (const auto& s : sweeps) {
+        if (s.rated()) {
+            std::cout << "\n" << s.key << ": measured / predicted tokens/s\n";
+            for (const auto& m : s.members)
+                std::cout << fmt::format("  {:<58} {:>10.0f} {:>10.0f}  {}\n", m.id, m.measured_tokens_per_s, m.predicted_tokens_per_s, m.layout);
+        }
+    }
+    std::cout << "\nskipped (not expressible yet, or a repeat of a layout):\n";
+    for (const auto& s : sweeps) {
+        if (s.skipped.empty()) continue;
+        std::cout << "  " << s.key << (s.rated() ? "" : " (not rated: fewer than two layouts left)") << "\n";
+        for (const auto& k : s.skipped) std::cout << "    " << k << "\n";
+    }
 }
 
 void run(const std::string& file, bool as_json, bool planner) {
@@ -81,11 +131,18 @@ void add_validate_command(CLI::App& app) {
     static std::string file;
     static bool as_json = false;
     static bool planner = false;
+    static bool sweeps = false;
     auto* cmd = app.add_subcommand("validate", "Compare predicted and measured step times of published runs");
     cmd->add_flag("--planner", planner, "also search each run's whole layout and rank the published one");
     cmd->add_option("runs", file, "a published-runs/1 JSON file")->required();
     cmd->add_flag("--json", as_json, "one JSON document");
-    cmd->callback([] { run(file, as_json, planner); });
+    cmd->add_flag("--sweeps", sweeps,
+                  "the runs that measure several layouts of one model on one machine: Kendall's tau of predicted against measured "
+                  "throughput, and whether the planner's top plan reaches every published layout");
+    cmd->callback([] {
+        if (sweeps) run_sweeps(file, as_json);
+        else run(file, as_json, planner);
+    });
 }
 
 }  // namespace sextant::cli

@@ -1,7 +1,9 @@
 #include "planner/emit.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
@@ -10,147 +12,536 @@
 namespace sextant {
 
 namespace {
+// The versions the settings are written for; tests/data/ holds each one's accepted flags or keys
+// and cross-flag rules, transcribed from that commit's sources.
+constexpr EmitTarget kMegatron = {"megatron", "Megatron-LM main @ d98e8a64dd (2026-08-22), megatron/training/arguments.py"};
+constexpr EmitTarget kTorchtitan = {"torchtitan",
+                                    "torchtitan main @ b5bcd76c66 (2026-08-21): Python config classes (torchtitan/config/configs.py)"};
+constexpr EmitTarget kTorchtitanToml = {"torchtitan", "torchtitan v0.2.2 (2026-02-20), the last TOML release (torchtitan/config/job_config.py)"};
+constexpr EmitTarget kDeepSpeed = {"deepspeed", "DeepSpeed master @ edaa722126 (2026-08-22), deepspeed/runtime/config.py"};
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+void arg(Emitted& e, const std::string& flag, const std::string& value) { e.args.emplace_back(flag, value); }
+void arg(Emitted& e, const std::string& flag, std::int64_t value) { e.args.emplace_back(flag, num(value)); }
+void flag(Emitted& e, const std::string& name) { e.args.emplace_back(name, std::nullopt); }
+
+// torchtitan settings live under "section.key"; one setter for both generations.
+void key(Emitted& e, const std::string& section, const std::string& name, const json& value) {
+    e.settings[section][name] = value;
+}
+
+bool toml(const Emitted& e) { return e.format == EmitFormat::TorchtitanToml; }
+
+// torchtitan's model registry names of the shapes it ships (torchtitan/models/*/__init__.py).
+std::optional<std::pair<std::string, std::string>> torchtitan_flavor(const ModelSpec& m) {
+    struct Known {
+        const char* model;
+        const char* flavor;
+        std::int64_t layers, hidden;
+    };
+    static constexpr Known kKnown[] = {{"llama3", "8B", 32, 4096}, {"llama3", "70B", 80, 8192}, {"llama3", "405B", 126, 16384},
+                                       {"deepseek_v3", "671B", 61, 7168}};
+    for (const auto& k : kKnown)
+        if (m.layers == k.layers && m.hidden == k.hidden && (m.is_moe() == (std::string(k.model) == "deepseek_v3")))
+            return std::make_pair(std::string(k.model), std::string(k.flavor));
+    return std::nullopt;
+}
+
+// ---- model features: what each framework says for them --------------------------------------
+//
+// One entry per feature of the model or the training precision. `applies` selects it; each
+// framework's writer sets its flags or keys, or notes that the framework cannot express it
+// (torchtitan and DeepSpeed build the model in code: their model features are notes or the
+// model registry entry).
+struct Feature {
+    const char* name;
+    bool (*applies)(const Scenario&);
+    void (*megatron)(const Scenario&, const Layout&, Emitted&);
+    void (*torchtitan)(const Scenario&, const Layout&, Emitted&);
+    void (*deepspeed)(const Scenario&, const Layout&, Emitted&);
+};
+
+void nothing(const Scenario&, const Layout&, Emitted&) {}
+
+const Feature kFeatures[] = {
+    {"decoder shape", [](const Scenario&) { return true; },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         const ModelSpec& m = s.model;
+         arg(e, "--num-layers", m.layers);
+         arg(e, "--hidden-size", m.hidden);
+         arg(e, "--ffn-hidden-size", m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
+         arg(e, "--num-attention-heads", m.heads);
+         if (m.attention == AttentionKind::Standard && m.head_dim > 0 && m.head_dim * m.heads != m.hidden)
+             arg(e, "--kv-channels", m.head_dim);
+         arg(e, "--seq-length", s.training.seq_len);
+         arg(e, "--max-position-embeddings", std::max(s.training.seq_len, m.max_positions));
+         arg(e, "--tokenizer-type", "NullTokenizer");
+         arg(e, "--vocab-size", m.vocab);
+         e.notes.push_back(fmt::format("--tokenizer-type NullTokenizer --vocab-size {} stands for the model's tokenizer "
+                                       "(e.g. HuggingFaceTokenizer with --tokenizer-model); Megatron pads the vocabulary to a "
+                                       "multiple of 128 x tp (--make-vocab-size-divisible-by)", m.vocab));
+     },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         const auto flavor = torchtitan_flavor(s.model);
+         if (flavor) {
+             key(e, "model", "name", flavor->first);
+             key(e, "model", "flavor", flavor->second);
+         } else {
+             e.notes.push_back(fmt::format("torchtitan ships no model of this shape ({} layers, hidden {}, ffn {}, {} heads, {} KV "
+                                           "heads, vocabulary {}): register one in its model registry",
+                                           s.model.layers, s.model.hidden, s.model.ffn_hidden, s.model.heads, s.model.kv_heads,
+                                           s.model.vocab));
+         }
+     },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         e.notes.push_back(fmt::format("DeepSpeed's config holds no model: build {} ({} layers, hidden {}) in code", s.model.name,
+                                       s.model.layers, s.model.hidden));
+     }},
+    {"grouped-query attention",
+     [](const Scenario& s) { return s.model.attention == AttentionKind::Standard && s.model.kv_heads != s.model.heads; },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         flag(e, "--group-query-attention");
+         arg(e, "--num-query-groups", s.model.kv_heads);
+     },
+     nothing, nothing},
+    {"SwiGLU MLP", [](const Scenario& s) { return s.model.mlp == MlpKind::SwiGlu; },
+     [](const Scenario&, const Layout&, Emitted& e) { flag(e, "--swiglu"); }, nothing, nothing},
+    {"normalization", [](const Scenario&) { return true; },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         arg(e, "--normalization", s.model.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
+     },
+     nothing, nothing},
+    {"positions", [](const Scenario&) { return true; },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         arg(e, "--position-embedding-type", s.model.position == PositionKind::Rotary ? "rope" : "learned_absolute");
+     },
+     nothing, nothing},
+    {"untied embeddings", [](const Scenario& s) { return !s.model.tied_embeddings; },
+     [](const Scenario&, const Layout&, Emitted& e) { flag(e, "--untie-embeddings-and-output-weights"); }, nothing, nothing},
+    {"no linear biases", [](const Scenario& s) { return !s.model.linear_bias; },
+     [](const Scenario&, const Layout&, Emitted& e) { flag(e, "--disable-bias-linear"); }, nothing, nothing},
+    {"QKV bias", [](const Scenario& s) { return s.model.qkv_bias && !s.model.linear_bias; },
+     [](const Scenario&, const Layout&, Emitted& e) { flag(e, "--add-qkv-bias"); }, nothing, nothing},
+    {"mixture of experts", [](const Scenario& s) { return s.model.is_moe(); },
+     [](const Scenario& s, const Layout& l, Emitted& e) {
+         const MoeSpec& moe = s.model.moe;
+         arg(e, "--num-experts", moe.experts);
+         arg(e, "--moe-router-topk", moe.top_k);
+         arg(e, "--moe-ffn-hidden-size", moe.expert_ffn_hidden);
+         if (moe.shared_experts > 0) arg(e, "--moe-shared-expert-intermediate-size", moe.shared_experts * moe.shared_ffn_hidden);
+         if (moe.first_dense_layers > 0 || moe.layer_frequency != 1) {
+             std::string pattern = "[";
+             for (std::int64_t i = 0; i < s.model.layers; ++i) pattern += std::string(i ? "," : "") + (s.model.layer_is_moe(i) ? "1" : "0");
+             arg(e, "--moe-layer-freq", pattern + "]");
+         }
+         arg(e, "--expert-model-parallel-size", l.ep);
+         // Sextant shards expert weights over the tensor-parallel ranks too (Megatron's default).
+         arg(e, "--expert-tensor-parallel-size", l.tp);
+         arg(e, "--moe-token-dispatcher-type", "alltoall");
+         flag(e, "--moe-grouped-gemm");
+     },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         if (s.model.moe.first_dense_layers > 0 || s.model.moe.shared_experts > 0)
+             e.notes.push_back("torchtitan: the dense first layers and shared experts are part of the registered model, not the config");
+     },
+     [](const Scenario& s, const Layout& l, Emitted& e) {
+         e.notes.push_back(fmt::format("DeepSpeed builds MoE layers in code: deepspeed.moe.layer.MoE(num_experts={}, k={}, "
+                                       "ep_size={}); its config has no expert settings",
+                                       s.model.moe.experts, s.model.moe.top_k, l.ep));
+     }},
+    {"multi-latent attention", [](const Scenario& s) { return s.model.attention == AttentionKind::MultiLatent; },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         const LatentAttention& a = s.model.mla;
+         flag(e, "--multi-latent-attention");
+         if (a.q_lora_rank > 0) arg(e, "--q-lora-rank", a.q_lora_rank);
+         arg(e, "--kv-lora-rank", a.kv_lora_rank);
+         arg(e, "--qk-head-dim", a.qk_nope_head_dim);
+         arg(e, "--qk-pos-emb-head-dim", a.qk_rope_head_dim);
+         arg(e, "--v-head-dim", a.v_head_dim);
+     },
+     nothing,
+     [](const Scenario&, const Layout&, Emitted& e) { e.notes.push_back("DeepSpeed builds multi-latent attention in code"); }},
+    {"multi-token prediction", [](const Scenario& s) { return s.model.mtp_layers > 0; },
+     [](const Scenario& s, const Layout&, Emitted& e) { arg(e, "--mtp-num-layers", s.model.mtp_layers); },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         e.notes.push_back(fmt::format("torchtitan's config has no multi-token prediction switch: the {} MTP module(s) must be in "
+                                       "the registered model",
+                                       s.model.mtp_layers));
+     },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         e.notes.push_back(fmt::format("DeepSpeed builds the {} multi-token-prediction module(s) in code", s.model.mtp_layers));
+     }},
+    {"precision", [](const Scenario&) { return true; },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         // Transformer Engine's recipes (TransformerConfig.fp8_recipe, .fp4/.fp4_recipe).
+         const std::string_view p = s.training.precision.name;
+         if (p == "fp16") {
+             flag(e, "--fp16");
+             return;
+         }
+         flag(e, "--bf16");
+         if (p == "nvfp4") {
+             arg(e, "--fp4-format", "e2m1");
+             arg(e, "--fp4-recipe", "nvfp4");
+             return;
+         }
+         if (s.training.precision.operands != Precision::Fp8) return;
+         arg(e, "--fp8-format", p == "mxfp8" ? "e4m3" : "hybrid");
+         if (p == "fp8_rowwise")
+             e.notes.push_back("Megatron has no row-wise FP8 recipe (torchao's): the closest it runs is blockwise (1x128 tiles)");
+         arg(e, "--fp8-recipe", p == "mxfp8" ? "mxfp8" : p == "fp8" ? "tensorwise" : "blockwise");
+     },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         const PrecisionRecipe& r = s.training.precision;
+         key(e, "training", "mixed_precision_param", "bfloat16");
+         if (r.name == "fp16")
+             e.notes.push_back("torchtitan trains in bf16 or fp32 (training.mixed_precision_param): the plan's fp16 becomes bf16");
+         if (!r.quantized()) return;
+         // torchao's converters: Float8 (tensorwise or rowwise scaling), MXFP8 and, in current
+         // torchtitan, NVFP4; 1x128 block scaling is not among them.
+         if (r.name == "fp8_blockwise") {
+             e.notes.push_back("torchtitan has no 1x128 block-scaled FP8 converter: the plan's fp8_blockwise is not set");
+             return;
+         }
+         if (toml(e)) {
+             if (r.name == "nvfp4") {
+                 e.notes.push_back("torchtitan v0.2.2 has no NVFP4 converter: the plan's nvfp4 is not set");
+                 return;
+             }
+             key(e, "model", "converters", json::array({r.name == "mxfp8" ? "mx" : "float8"}));
+             if (r.name != "mxfp8") key(e, "float8", "recipe_name", r.name == "fp8_rowwise" ? "rowwise" : "tensorwise");
+         } else {
+             const char* converter = r.name == "mxfp8" ? "MXFP8LinearConverter" : r.name == "nvfp4" ? "NVFP4LinearConverter" : "Float8LinearConverter";
+             key(e, "model", "converters", json::array({converter}));
+             if (r.name == "fp8_rowwise")
+                 e.notes.push_back("set the Float8LinearConverter's recipe_name to \"rowwise\" (its default is tensorwise)");
+         }
+     },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         if (s.training.precision.name == "fp16") e.settings["fp16"] = {{"enabled", true}};
+         else e.settings["bf16"] = {{"enabled", true}};
+         if (s.training.precision.quantized())
+             e.notes.push_back("DeepSpeed's config has no " + std::string(s.training.precision.name) +
+                               ": wrap the linear layers with Transformer Engine (te.Linear under te.autocast with the "
+                               "recipe) in code; the config runs them in bf16");
+     }},
+};
+
+void apply_features(const Scenario& s, const Layout& l, Emitted& e, EmitFormat f) {
+    for (const Feature& feature : kFeatures) {
+        if (!feature.applies(s)) continue;
+        if (f == EmitFormat::Megatron) feature.megatron(s, l, e);
+        else if (f == EmitFormat::DeepSpeed) feature.deepspeed(s, l, e);
+        else feature.torchtitan(s, l, e);
+    }
+}
+
+// ---- Megatron-LM --------------------------------------------------------------------------
+
+// Layers of chunk `c` of a stage of `n` layers split into `vp` chunks (the simulator's split:
+// earlier chunks take the remainder).
+std::int64_t chunk_layers(std::int64_t n, std::int64_t vp, std::int64_t c) { return n / vp + (c < n % vp ? 1 : 0); }
+
+// --pipeline-model-parallel-layout: every virtual stage in Megatron's order (all pipeline ranks
+// of chunk 0, then of chunk 1, ...); E the embedding, t a layer, m an MTP module, L the loss.
+std::string pipeline_layout(const Scenario& s, const Layout& l) {
+    std::string out;
+    for (std::int64_t v = 0; v < l.vp; ++v)
+        for (std::int64_t p = 0; p < l.pp; ++p) {
+            if (!out.empty()) out += "|";
+            if (v == 0 && p == 0) out += "E";
+            out += std::string(static_cast<std::size_t>(chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v)), 't');
+            if (v == l.vp - 1 && p == l.pp - 1) out += std::string(static_cast<std::size_t>(s.model.mtp_layers), 'm') + "L";
+        }
+    return out;
+}
+
+void megatron_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
+    if (l.pp == 1) return;
+    const auto& split = l.stage_layers;
+    const std::int64_t middle = split[split.size() / 2];
+    const bool even = std::all_of(split.begin(), split.end(), [&](std::int64_t n) { return n == split.front(); });
+    const bool middles_equal = std::all_of(split.begin() + 1, split.end() - 1, [&](std::int64_t n) { return n == middle; });
+    const auto divides = [&](std::int64_t n) { return n % l.vp == 0; };
+    if (even && divides(split.front())) {
+        if (l.vp > 1) arg(e, "--num-virtual-stages-per-pipeline-rank", l.vp);
+    } else if (middles_equal && l.pp > 2 && divides(split.front()) && divides(split.back()) && divides(middle)) {
+        // Megatron's uneven split: first and last given, the middle stages share the rest evenly.
+        if (l.vp > 1) arg(e, "--num-virtual-stages-per-pipeline-rank", l.vp);
+        arg(e, "--decoder-first-pipeline-num-layers", split.front());
+        arg(e, "--decoder-last-pipeline-num-layers", split.back());
+    } else {
+        // Any other split, and chunks of unequal size: the layout names every virtual stage.
+        arg(e, "--pipeline-model-parallel-layout", pipeline_layout(s, l));
+    }
+}
+
+void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
+    const bool fsdp2 = l.zero_stage == 3 && l.pp == 1 && l.ep == 1 && !s.model.tied_embeddings &&
+                       s.training.precision.name != "fp16";
+    if (l.zero_stage == 1 || l.zero_stage == 2) flag(e, "--use-distributed-optimizer");
+    if (l.zero_stage == 2)
+        e.notes.push_back("Megatron's distributed optimizer shards the optimizer state and reduce-scatters the gradients: the "
+                          "planned ZeRO-2 runs as it");
+    if (fsdp2) {
+        // torch FSDP2: no pipeline or expert parallelism, no distributed optimizer, untied
+        // embeddings, no gradient-accumulation fusion, a distributed checkpoint format.
+        flag(e, "--use-torch-fsdp2");
+        flag(e, "--no-gradient-accumulation-fusion");
+        arg(e, "--ckpt-format", "torch_dist");
+    } else if (l.zero_stage == 3) {
+        flag(e, "--use-megatron-fsdp");
+        arg(e, "--data-parallel-sharding-strategy", "optim_grads_params");
+        arg(e, "--ckpt-format", "fsdp_dtensor");
+        e.notes.push_back("ZeRO-3 with pipeline or expert parallelism, tied embeddings or fp16 runs as Megatron-FSDP "
+                          "(--use-torch-fsdp2 refuses them)");
+    }
+    const bool sharded_optimizer = l.zero_stage >= 1 && !fsdp2;
+    if (l.dp > 1) flag(e, "--overlap-grad-reduce");
+    if (l.dp > 1 && sharded_optimizer) flag(e, "--overlap-param-gather");
+    if (l.optimizer_offload) {
+        flag(e, "--optimizer-cpu-offload");
+        arg(e, "--optimizer-offload-fraction", "1.0");
+        flag(e, "--use-precision-aware-optimizer");
+    }
+}
 
 Emitted megatron(const Scenario& s, const Layout& l) {
-    const ModelSpec& m = s.model;
     Emitted e;
-    std::vector<std::string> a;
-    auto arg = [&](const std::string& name, auto value) { a.push_back(fmt::format("--{} {}", name, value)); };
-    arg("num-layers", m.layers);
-    arg("hidden-size", m.hidden);
-    if (m.ffn_hidden > 0) arg("ffn-hidden-size", m.ffn_hidden);
-    arg("num-attention-heads", m.heads);
-    if (m.kv_heads != m.heads && m.attention == AttentionKind::Standard) {
-        a.push_back("--group-query-attention");
-        arg("num-query-groups", m.kv_heads);
-    }
-    arg("seq-length", s.training.seq_len);
-    arg("micro-batch-size", l.microbatch);
-    arg("global-batch-size", s.training.global_batch);
-    arg("tensor-model-parallel-size", l.tp);
-    arg("pipeline-model-parallel-size", l.pp);
-    if (l.cp > 1) arg("context-parallel-size", l.cp);
-    if (m.is_moe()) {
-        arg("num-experts", m.moe.experts);
-        arg("moe-router-topk", m.moe.top_k);
-        if (l.ep > 1) arg("expert-model-parallel-size", l.ep);
-    }
-    if (l.vp > 1) arg("num-layers-per-virtual-pipeline-stage", l.stage_layers[l.stage_layers.size() / 2] / l.vp);
-    if (l.pp > 1 && l.stage_layers.front() != l.stage_layers[l.stage_layers.size() / 2]) {
-        arg("decoder-first-pipeline-num-layers", l.stage_layers.front());
-        arg("decoder-last-pipeline-num-layers", l.stage_layers.back());
-    }
-    if (l.sequence_parallel && l.tp > 1) a.push_back("--sequence-parallel");
+    e.format = EmitFormat::Megatron;
+    apply_features(s, l, e, EmitFormat::Megatron);
+    arg(e, "--micro-batch-size", l.microbatch);
+    arg(e, "--global-batch-size", s.training.global_batch);
+    arg(e, "--tensor-model-parallel-size", l.tp);
+    arg(e, "--pipeline-model-parallel-size", l.pp);
+    arg(e, "--context-parallel-size", l.cp);
+    if (l.sequence_parallel && l.tp > 1) flag(e, "--sequence-parallel");
+    megatron_pipeline(s, l, e);
     const auto& pp_inside_dp = candidate_rank_orders()[1];
-    if (l.rank_order == pp_inside_dp) a.push_back("--use-tp-pp-dp-mapping");
+    if (l.rank_order == pp_inside_dp) flag(e, "--use-tp-pp-dp-mapping");
     else if (l.rank_order != Layout{}.rank_order)
         e.notes.push_back("rank order " + rank_order_text(l.rank_order) + " has no Megatron flag (it offers " +
                           rank_order_text(Layout{}.rank_order) + " and, with --use-tp-pp-dp-mapping, " + rank_order_text(pp_inside_dp) + ")");
-    if (l.recompute == Recompute::Selective) a.push_back("--recompute-granularity selective");
-    if (l.recompute == Recompute::Full)
-        a.push_back("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
-    if (l.zero_stage == 1 || l.zero_stage == 2) a.push_back("--use-distributed-optimizer");
-    if (l.zero_stage == 2)
-        e.notes.push_back("Megatron's distributed optimizer shards optimizer state and reduce-scatters "
-                          "gradients; the planned ZeRO-2 maps to it");
-    if (l.zero_stage == 3) a.push_back("--use-torch-fsdp2");
-    if (l.optimizer_offload) a.push_back("--optimizer-cpu-offload --optimizer-offload-fraction 1.0");
-    if (l.dp > 1) a.push_back("--overlap-grad-reduce");
-    if (l.dp > 1 && l.zero_stage >= 1) a.push_back("--overlap-param-gather");
-    switch (s.training.precision.operands) {
-        case Precision::Fp16: a.push_back("--fp16"); break;
-        case Precision::Fp8: a.push_back("--bf16 --fp8-format hybrid"); break;
-        default: a.push_back("--bf16"); break;
+    if (l.recompute == Recompute::Selective) arg(e, "--recompute-granularity", "selective");
+    if (l.recompute == Recompute::Full) {
+        arg(e, "--recompute-granularity", "full");
+        arg(e, "--recompute-method", "uniform");
+        arg(e, "--recompute-num-layers", 1);
     }
-    for (std::size_t i = 0; i < a.size(); ++i) e.text += (i ? " \\\n  " : "  ") + a[i];
+    megatron_data_parallel(s, l, e);
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+        const auto& [name, value] = e.args[i];
+        e.text += (i ? " \\\n  " : "  ") + name + (value ? " " + (value->find_first_of("[]()|*") != std::string::npos ? "\"" + *value + "\"" : *value) : "");
+    }
     e.text += "\n";
     return e;
 }
 
-Emitted torchtitan(const Scenario& s, const Layout& l) {
+// ---- torchtitan ---------------------------------------------------------------------------
+
+// The modules of each pipeline chunk, in torchtitan's looped order (stage v x pp + p on rank p).
+json module_fqns(const Layout& l) {
+    // Chunk v of rank p is virtual stage v x pp + p; layer ids follow the virtual stage order.
+    json out = json::array();
+    std::int64_t layer = 0;
+    for (std::int64_t v = 0; v < l.vp; ++v)
+        for (std::int64_t p = 0; p < l.pp; ++p) {
+            json part = json::array();
+            if (v == 0 && p == 0) part.push_back("tok_embeddings");
+            const std::int64_t n = chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v);
+            for (std::int64_t i = 0; i < n; ++i) part.push_back("layers." + num(layer++));
+            if (v == l.vp - 1 && p == l.pp - 1) {
+                part.push_back("norm");
+                part.push_back("output");
+            }
+            out.push_back(part);
+        }
+    return out;
+}
+
+Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     Emitted e;
-    const bool fsdp = l.zero_stage >= 2;
-    const char* schedule = l.schedule == Schedule::GPipe ? "GPipe"
-                           : l.schedule == Schedule::Interleaved ? "Interleaved1F1B" : "1F1B";
-    e.text += "[parallelism]\n";
-    e.text += fmt::format("data_parallel_replicate_degree = {}\n", fsdp ? 1 : l.dp);
-    e.text += fmt::format("data_parallel_shard_degree = {}\n", fsdp ? l.dp : 1);
-    e.text += fmt::format("fsdp_reshard_after_forward = \"{}\"\n", l.zero_stage == 3 ? "always" : "never");
-    e.text += fmt::format("tensor_parallel_degree = {}\n", l.tp);
-    e.text += fmt::format("context_parallel_degree = {}\n", l.cp);
-    e.text += fmt::format("expert_parallel_degree = {}\n", l.ep);
-    e.text += fmt::format("pipeline_parallel_degree = {}\n", l.pp);
+    e.format = format;
+    const bool old = format == EmitFormat::TorchtitanToml;
+    // torchtitan's DDP takes no other parallelism; with TP, PP or CP the data-parallel ranks are
+    // FSDP's. Its FSDP shards weights and gradients too (ZeRO-2 when weights stay gathered after
+    // forward, ZeRO-3 when they are freed).
+    const bool alone = l.tp == 1 && l.pp == 1 && l.cp == 1 && l.ep == 1;
+    const bool ddp = l.zero_stage == 0 && alone;
+    key(e, "parallelism", "data_parallel_replicate_degree", ddp ? l.dp : 1);
+    key(e, "parallelism", "data_parallel_shard_degree", ddp ? 1 : l.dp);
+    if (!ddp) key(e, "parallelism", "fsdp_reshard_after_forward", l.zero_stage == 3 ? "always" : "never");
+    if (!ddp && l.zero_stage <= 1)
+        e.notes.push_back(fmt::format("torchtitan has no ZeRO-{} with {}: its DDP takes no other parallelism, so the {} data-parallel "
+                                      "ranks run FSDP without resharding after forward (ZeRO-2: weights and gradients sharded "
+                                      "too, one gather and one reduce-scatter per step)",
+                                      l.zero_stage, alone ? "expert parallelism" : "tensor, pipeline or context parallelism", l.dp));
+    key(e, "parallelism", "tensor_parallel_degree", l.tp);
+    if (!old) key(e, "parallelism", "enable_sequence_parallel", l.sequence_parallel || l.tp == 1);
+    else if (!l.sequence_parallel && l.tp > 1)
+        e.notes.push_back("torchtitan v0.2.2's tensor parallelism always shards the sequence in norms (sequence parallel)");
+    key(e, "parallelism", "context_parallel_degree", l.cp);
+    key(e, "parallelism", "expert_parallel_degree", l.ep);
+    if (old && s.model.is_moe()) key(e, "parallelism", "expert_tensor_parallel_degree", l.tp);
+    key(e, "parallelism", "pipeline_parallel_degree", l.pp);
     if (l.pp > 1) {
-        e.text += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule);
-        e.text += fmt::format("pipeline_parallel_microbatch_size = {}\n", l.microbatch);
+        const char* schedule = l.schedule == Schedule::GPipe ? "GPipe" : l.schedule == Schedule::Interleaved ? "Interleaved1F1B" : "1F1B";
+        key(e, "parallelism", "pipeline_parallel_schedule", schedule);
+        key(e, "parallelism", "module_fqns_per_model_part", module_fqns(l));
     }
-    e.text += "\n[training]\n";
-    e.text += fmt::format("local_batch_size = {}\n", s.training.global_batch / l.dp);
-    e.text += fmt::format("global_batch_size = {}\n", s.training.global_batch);
-    e.text += fmt::format("seq_len = {}\n", s.training.seq_len);
-    e.text += fmt::format("mixed_precision_param = \"{}\"\n",
-                          s.training.precision.operands == Precision::Fp16 ? "float16" : "bfloat16");
-    if (l.optimizer_offload) e.text += "enable_cpu_offload = true\n";
-    e.text += "\n[activation_checkpoint]\n";
-    e.text += fmt::format("mode = \"{}\"\n", recompute_name(l.recompute));
-    if (l.recompute == Recompute::Selective) e.text += "selective_ac_option = \"op\"\n";
-    if (l.optimizer_offload)
-        e.notes.push_back("torchtitan's CPU offload moves parameters and gradients to the host too, not only the "
-                          "optimizer state: expect more host traffic than planned");
-    if (l.zero_stage == 1)
-        e.notes.push_back("torchtitan has no ZeRO-1: data parallel replicas keep full optimizer state "
-                          "(set data_parallel_shard_degree for FSDP instead)");
-    if (!l.sequence_parallel && l.tp > 1)
-        e.notes.push_back("torchtitan's tensor parallelism always shards the sequence in norms");
-    if (l.pp > 1 && l.stage_layers.front() != l.stage_layers[l.stage_layers.size() / 2])
-        e.notes.push_back(fmt::format("uneven stages ({} layers first and {} last) need a custom "
-                                      "pipeline split in torchtitan", l.stage_layers.front(), l.stage_layers.back()));
+    const std::int64_t microbatches = l.microbatches(s.training.global_batch);
+    if (old) {
+        // local_batch_size: sequences per data-parallel rank per step (microbatch x accumulation);
+        // with PP they are split into pipeline microbatches of pipeline_parallel_microbatch_size.
+        const std::int64_t local = l.pp > 1 ? l.microbatch * microbatches : l.microbatch;
+        key(e, "training", "local_batch_size", local);
+        key(e, "training", "global_batch_size", s.training.global_batch);
+        key(e, "training", "seq_len", s.training.seq_len);
+        if (l.pp > 1) key(e, "parallelism", "pipeline_parallel_microbatch_size", l.microbatch);
+    } else {
+        // Token counts: microbatch x seq per forward, num_pp_microbatches x dp x accumulation of them per step.
+        key(e, "training", "num_tokens_per_microbatch_per_dp_rank", l.microbatch * s.training.seq_len);
+        key(e, "training", "num_tokens_per_train_step", s.training.global_batch * s.training.seq_len);
+        key(e, "training", "max_context_length", s.training.seq_len);
+        if (l.pp > 1) key(e, "parallelism", "num_pp_microbatches", microbatches);
+    }
+    if (l.optimizer_offload) {
+        key(e, "training", "enable_cpu_offload", true);
+        e.notes.push_back("torchtitan's CPU offload moves parameters and gradients to the host too, not only the optimizer "
+                          "state: expect more host traffic than planned");
+    }
+    if (old) {
+        key(e, "activation_checkpoint", "mode", recompute_name(l.recompute));
+        if (l.recompute == Recompute::Selective) key(e, "activation_checkpoint", "selective_ac_option", "op");
+    } else {
+        key(e, "activation_checkpoint", "class", l.recompute == Recompute::Full ? "FullAC" : l.recompute == Recompute::Selective ? "SelectiveAC" : "none");
+    }
+    if (l.rank_order != Layout{}.rank_order)
+        e.notes.push_back("torchtitan builds its device mesh in its own order (pp, dp, cp, tp outermost to innermost): rank order " +
+                          rank_order_text(l.rank_order) + " is not a setting");
+    apply_features(s, l, e, format);
+
+    // Render.
+    const json& st = e.settings;
+    if (old) {
+        for (const auto& [section, keys] : st.items()) {
+            e.text += "[" + section + "]\n";
+            for (const auto& [k, v] : keys.items()) e.text += k + " = " + v.dump() + "\n";
+            e.text += "\n";
+        }
+        return e;
+    }
+    const json m = st.contains("model") ? st["model"] : json::object();
+    const bool named = m.contains("flavor");
+    const std::string converter = m.contains("converters") ? m["converters"][0].get<std::string>() : "";
+    const std::string converters = converter.empty() ? "" : ", converters=[" + converter + ".Config()]";
+    e.text += "# torchtitan: apply to the Trainer.Config of a config_registry function\n";
+    e.text += "from torchtitan.config import ParallelismConfig, TrainingConfig\n";
+    if (!converters.empty()) e.text += "from torchtitan.components.quantization import " + converter + "\n";
+    const std::string ac = st["activation_checkpoint"]["class"];
+    if (ac != "none") e.text += "from torchtitan.distributed.activation_checkpoint import " + ac + "\n";
+    if (named) e.text += "from torchtitan.models." + m["name"].get<std::string>() + " import model_registry\n";
+    e.text += "\n";
+    if (named) e.text += "config.model_spec = model_registry(\"" + m["flavor"].get<std::string>() + "\"" + converters + ")\n";
+    else if (!converters.empty()) e.text += "# the registered model's spec takes converters=[" + converter + ".Config()]\n";
+    for (const char* section : {"parallelism", "training"}) {
+        const std::string cls = std::string(section) == "parallelism" ? "ParallelismConfig" : "TrainingConfig";
+        e.text += "config." + std::string(section) + " = " + cls + "(\n";
+        for (const auto& [k, v] : st[section].items()) {
+            std::string value = v.is_boolean() ? (v.get<bool>() ? "True" : "False") : v.dump();
+            e.text += "    " + k + "=" + value + ",\n";
+        }
+        e.text += ")\n";
+    }
+    if (ac != "none") e.text += "config.activation_checkpoint = " + ac + ".Config()\n";
     return e;
 }
 
+// ---- DeepSpeed ----------------------------------------------------------------------------
+
 Emitted deepspeed(const Scenario& s, const Layout& l) {
     Emitted e;
-    json cfg;
+    e.format = EmitFormat::DeepSpeed;
+    json& cfg = e.settings;
     cfg["train_batch_size"] = s.training.global_batch;
     cfg["train_micro_batch_size_per_gpu"] = l.microbatch;
     cfg["gradient_accumulation_steps"] = l.microbatches(s.training.global_batch);
-    if (s.training.precision.operands == Precision::Fp16) cfg["fp16"] = {{"enabled", true}};
-    else cfg["bf16"] = {{"enabled", true}};
     cfg["zero_optimization"] = {{"stage", l.zero_stage}, {"overlap_comm", true}, {"contiguous_gradients", true}};
-    if (l.optimizer_offload)
-        cfg["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+    if (l.optimizer_offload) cfg["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
     if (l.tp > 1) cfg["tensor_parallel"] = {{"autotp_size", l.tp}};
     if (l.recompute != Recompute::None)
         cfg["activation_checkpointing"] = {{"partition_activations", l.tp > 1}, {"contiguous_memory_optimization", false}};
-    e.text = cfg.dump(2) + "\n";
     if (l.pp > 1)
-        e.notes.push_back(fmt::format("pipeline parallelism is set in code: PipelineModule(num_stages={})", l.pp));
-    if (l.pp > 1 && l.zero_stage >= 2)
-        e.notes.push_back("DeepSpeed's pipeline engine supports ZeRO stage 0 or 1 only");
-    if (l.cp > 1) e.notes.push_back(fmt::format("context parallelism {}: use DeepSpeed-Ulysses (sequence_parallel_size)", l.cp));
-    if (l.vp > 1) e.notes.push_back("DeepSpeed has no interleaved pipeline schedule");
-    if (l.recompute == Recompute::Selective)
-        e.notes.push_back("DeepSpeed checkpoints whole layers: selective recompute becomes full");
+        e.notes.push_back(fmt::format("pipeline parallelism is set in code: PipelineModule(num_stages={}, partition_method="
+                                      "\"uniform\")",
+                                      l.pp));
+    if (l.pp > 1 && l.zero_stage >= 2) e.notes.push_back("DeepSpeed's pipeline engine supports ZeRO stage 0 or 1 only");
+    if (l.cp > 1)
+        e.notes.push_back(fmt::format("context parallelism {}: DeepSpeed-Ulysses (sequence_parallel_size) splits heads, not the "
+                                      "sequence ring the plan assumes",
+                                      l.cp));
+    if (l.vp > 1) e.notes.push_back("DeepSpeed has no interleaved pipeline schedule: the plan's vp becomes 1");
+    if (l.recompute == Recompute::Selective) e.notes.push_back("DeepSpeed checkpoints whole layers: selective recompute becomes full");
+    if (l.sequence_parallel && l.tp > 1) e.notes.push_back("DeepSpeed's AutoTP has no Megatron sequence parallelism");
+    apply_features(s, l, e, EmitFormat::DeepSpeed);
+    e.text = cfg.dump(2) + "\n";
     return e;
 }
 }  // namespace
 
+EmitTarget emit_target(EmitFormat format) {
+    switch (format) {
+        case EmitFormat::Megatron: return kMegatron;
+        case EmitFormat::Torchtitan: return kTorchtitan;
+        case EmitFormat::TorchtitanToml: return kTorchtitanToml;
+        case EmitFormat::DeepSpeed: return kDeepSpeed;
+    }
+    return kMegatron;
+}
+
+json Emitted::to_json() const {
+    json doc = {{"format", emit_format_name(format)}, {"target", emit_target(format).version}};
+    if (format == EmitFormat::Megatron) {
+        json list = json::array();
+        for (const auto& [name, value] : args) list.push_back(value ? json::array({name, *value}) : json::array({name}));
+        doc["args"] = list;
+    } else {
+        doc["settings"] = settings;
+    }
+    doc["notes"] = notes;
+    doc["text"] = text;
+    return doc;
+}
+
+std::string emit_format_name(EmitFormat format) {
+    switch (format) {
+        case EmitFormat::Megatron: return "megatron";
+        case EmitFormat::Torchtitan: return "torchtitan";
+        case EmitFormat::TorchtitanToml: return "torchtitan-toml";
+        case EmitFormat::DeepSpeed: return "deepspeed";
+    }
+    return "megatron";
+}
+
 EmitFormat parse_emit_format(const std::string& name) {
-    if (name == "megatron") return EmitFormat::Megatron;
-    if (name == "torchtitan") return EmitFormat::Torchtitan;
-    if (name == "deepspeed") return EmitFormat::DeepSpeed;
+    for (EmitFormat f : {EmitFormat::Megatron, EmitFormat::Torchtitan, EmitFormat::TorchtitanToml, EmitFormat::DeepSpeed})
+        if (emit_format_name(f) == name) return f;
     throw InputError("--emit", "\"" + name + "\"",
-                     "must be megatron, torchtitan or deepspeed; " +
-                         suggestion_text(name, {"megatron", "torchtitan", "deepspeed"}));
+                     "must be megatron, torchtitan, torchtitan-toml or deepspeed; " +
+                         suggestion_text(name, {"megatron", "torchtitan", "torchtitan-toml", "deepspeed"}));
 }
 
 Emitted emit_plan(EmitFormat format, const Scenario& s, const Layout& l) {
+    Layout layout = l;
+    if (layout.stage_layers.empty()) layout.stage_layers = default_stage_split(s.model.layers, layout.pp);
     switch (format) {
-        case EmitFormat::Megatron: return megatron(s, l);
-        case EmitFormat::Torchtitan: return torchtitan(s, l);
-        case EmitFormat::DeepSpeed: return deepspeed(s, l);
+        case EmitFormat::Megatron: return megatron(s, layout);
+        case EmitFormat::Torchtitan:
+        case EmitFormat::TorchtitanToml: return torchtitan(s, layout, format);
+        case EmitFormat::DeepSpeed: return deepspeed(s, layout);
     }
-    return megatron(s, l);
+    return megatron(s, layout);
 }
 
 }  // namespace sextant

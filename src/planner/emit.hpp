@@ -1,21 +1,44 @@
 #pragma once
-// A plan as the launch settings of the frameworks users run. Knobs a framework cannot express
-// come back as notes (printed beside the settings, never silently dropped).
+// A plan as the launch settings of the frameworks users run, written for a named version of each
+// (the commit whose argument checks the tests hold the output against). What a framework cannot
+// express comes back as notes, printed beside the settings and kept in --json: never dropped.
+//
+// Model features (attention kind, MLP, norm, positions, MoE, MLA, MTP, precision) map to each
+// framework's settings through one table in emit.cpp, kFeatures: a new model feature is one entry
+// there, with what Megatron-LM, torchtitan and DeepSpeed each say for it (or that they cannot).
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spec/scenario.hpp"
 
 namespace sextant {
 
-enum class EmitFormat { Megatron, Torchtitan, DeepSpeed };
+enum class EmitFormat { Megatron, Torchtitan, TorchtitanToml, DeepSpeed };
+
+// The framework version each format is written for.
+struct EmitTarget {
+    const char* framework;  // runtime family: megatron, torchtitan, deepspeed
+    const char* version;    // what the settings are written for, with the commit
+};
+EmitTarget emit_target(EmitFormat format);
 
 struct Emitted {
-    std::string text;                // arguments, TOML fragment or JSON document
-    std::vector<std::string> notes;  // what the target cannot express exactly
+    EmitFormat format = EmitFormat::Megatron;
+    // Megatron-LM: the command-line arguments in order, each a flag and its value (none for a
+    // switch). torchtitan: the configuration as {section: {key: value}}. DeepSpeed: the config.
+    std::vector<std::pair<std::string, std::optional<std::string>>> args;
+    json settings = json::object();
+    std::vector<std::string> notes;  // what the target cannot express, or expresses differently
+    std::string text;                // what to paste: arguments, Python, TOML or JSON
+
+    json to_json() const;            // {format, target, settings or args, notes, text}
 };
 
 EmitFormat parse_emit_format(const std::string& name);  // InputError on an unknown name
+std::string emit_format_name(EmitFormat format);
 Emitted emit_plan(EmitFormat format, const Scenario& scenario, const Layout& layout);
 
 }  // namespace sextant

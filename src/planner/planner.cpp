@@ -66,7 +66,15 @@ Planner::Planner(const Scenario& scenario, PlanOptions options, const EvaluatorF
     // The GPU count is what a sweep varies: a fixed dp would pin it.
     if (!options_.gpu_counts.empty()) fixed_.dp.reset();
     variants_ = make_variants(scenario, options_, factory);
-    for (const auto& v : variants_) candidates_.push_back(enumerate_candidates(v.scenario, fixed_, options_.search));
+    std::optional<InputError> why_none;
+    for (const auto& v : variants_) {
+        std::optional<InputError> why;
+        candidates_.push_back(enumerate_candidates(v.scenario, fixed_, options_.search, &why));
+        if (!why_none && why) why_none = why;
+    }
+    // No layout satisfies the scenario at any GPU count and batch: the rule and knob that stopped
+    // the search furthest along is the scenario's error.
+    if (candidate_count() == 0 && why_none) throw *why_none;
 }
 
 std::size_t Planner::candidate_count() const {
@@ -77,6 +85,10 @@ std::size_t Planner::candidate_count() const {
 
 double Planner::objective(const PlanScore& s) const {
     return options_.objective == Objective::Mfu ? s.mfu : s.tokens_per_s;
+}
+
+bool Planner::offered(const PlanScore& s) const {
+    return s.fits && s.peak_memory_bytes <= (1.0 - options_.memory_margin) * s.capacity_bytes;
 }
 
 std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
@@ -99,7 +111,7 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
             const Variant& variant = variants_[v];
             const Candidate& c = candidates_[v][i];
             PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
-            if (!score.fits) continue;
+            if (!offered(score)) continue;
             best.push_back({v, c, objective(score)});
             if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
         }
@@ -130,7 +142,7 @@ std::vector<double> Planner::fitting_objectives() const {
     for (std::size_t v = 0; v < candidates_.size(); ++v)
         for (const Candidate& c : candidates_[v]) {
             const PlanScore score = variants_[v].evaluator->screen(to_layout(variants_[v].scenario, fixed_, c));
-            if (score.fits) out.push_back(objective(score));
+            if (offered(score)) out.push_back(objective(score));
         }
     return out;
 }

@@ -15,6 +15,16 @@ namespace sextant {
 
 enum class Objective { Mfu, TokensPerSecond };
 
+// The share of HBM a plan must leave free to be offered. What the memory model cannot see: the
+// caching allocator's reserved-over-allocated gap at the step's peak, NCCL buffers of
+// communicators built lazily, MoE routing beyond the planned imbalance, and the model's own
+// error (measured peaks held within 3%: Korthikanti et al. Figs. 1 and 7; torchtitan's Llama 3.1
+// 8B peaks of 82.4 and 67.0 GiB predicted 84.0 and 67.4). 10% is the budget PyTorch serving
+// leaves by default (vLLM's gpu_memory_utilization = 0.9): 8 GiB of an 80 GB H100, where the
+// planner's former top pick for Llama 3 70B left 3. `--memory-margin` sets it; 0 offers all
+// that fits.
+inline constexpr double kDefaultMemoryMargin = 0.10;
+
 struct PlanOptions {
     std::size_t top = 10;            // plans reported
     std::size_t simulate_top = 50;   // screened candidates re-ranked by the simulator
@@ -22,6 +32,7 @@ struct PlanOptions {
     Objective objective = Objective::Mfu;
     SearchOptions search;
     bool framework_features = true;  // search only what the scenario's framework implements
+    double memory_margin = kDefaultMemoryMargin;  // share of HBM a plan leaves free
     std::vector<std::int64_t> gpu_counts;      // empty: the scenario's
     std::vector<std::int64_t> global_batches;  // empty: the scenario's
 };
@@ -74,6 +85,8 @@ public:
     std::vector<double> fitting_objectives() const;
     // The number candidates are ranked by (MFU or tokens/s).
     double objective(const PlanScore& score) const;
+    // Fits with the memory margin left free: what the planner offers.
+    bool offered(const PlanScore& score) const;
 
     std::size_t candidate_count() const;
     const std::vector<Variant>& variants() const { return variants_; }

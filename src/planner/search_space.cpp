@@ -230,23 +230,100 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
 }
 }  // namespace
 
-std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec& f,
-                                            const SearchOptions& o) {
+namespace {
+// Why a search found nothing: the rejection that got furthest through the knobs (tp, cp, pp,
+// batch, split, ep, per-layout knobs); among equals the last, which the ascending loops make the
+// widest model parallelism tried. Built only when it is the furthest so far.
+class Rejections {
+public:
+    template <class Make>
+    void note(int depth, Make make) {
+        if (depth >= depth_) {
+            depth_ = depth;
+            error_ = make();
+        }
+    }
+    const std::optional<InputError>& furthest() const { return error_; }
+
+private:
+    int depth_ = -1;
+    std::optional<InputError> error_;
+};
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+}  // namespace
+
+std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec& f, const SearchOptions& o,
+                                            std::optional<InputError>* why_none) {
     std::vector<Candidate> out;
+    Rejections rejected;
     const std::int64_t gpus = s.cluster.gpus;
-    for (auto tp : tp_values(s, f)) {
+    const auto tps = tp_values(s, f);
+    if (tps.empty())
+        rejected.note(0, [&] {
+            return InputError("/model/heads", num(s.model.heads),
+                              "no tensor-parallel degree (a power of two up to 2 NVLink domains) divides the heads, key/value heads (" +
+                                  num(s.model.kv_heads) + ") and ffn_hidden (" + num(s.model.ffn_hidden) + ")");
+        });
+    for (auto tp : tps) {
         for (auto cp : cp_values(s, f, o)) {
-            if (gpus % (tp * cp) != 0) continue;
-            for (auto pp : pp_values(s, f, o, gpus / (tp * cp))) {
+            if (gpus % (tp * cp) != 0) {
+                rejected.note(1, [&] {
+                    return InputError("/cluster/gpus", num(gpus), "is not a multiple of tp x cp (" + num(tp) + " x " + num(cp) + ")");
+                });
+                continue;
+            }
+            const auto pps = pp_values(s, f, o, gpus / (tp * cp));
+            if (pps.empty())
+                rejected.note(2, [&] {
+                    return InputError("/layout/pp", f.pp ? num(*f.pp) : "open",
+                                      "no pipeline depth splits the " + num(s.model.layers) + " layers over what tp " + num(tp) +
+                                          " x cp " + num(cp) + " leave of " + num(gpus) + " GPUs" +
+                                          (o.framework.uneven_stages ? "" : " evenly (the framework has no uneven stages)"));
+                });
+            for (auto pp : pps) {
                 // A fixed pp need not divide what a searched tp and cp leave.
-                if ((gpus / (tp * cp)) % pp != 0) continue;
+                if ((gpus / (tp * cp)) % pp != 0) {
+                    rejected.note(3, [&] {
+                        return InputError("/layout/pp", num(pp), "does not divide what tp " + num(tp) + " x cp " + num(cp) +
+                                                                     " leave of /cluster/gpus (" + num(gpus) + ")");
+                    });
+                    continue;
+                }
                 const std::int64_t dp = gpus / (tp * cp * pp);
-                if ((f.dp && *f.dp != dp) || s.training.global_batch % dp != 0) continue;
-                for (auto [first, last] : trims(s, f, pp, o)) {
+                if (f.dp && *f.dp != dp) {
+                    rejected.note(4, [&] {
+                        return InputError("/layout/dp", num(*f.dp), "no tp x cp x pp the search allows leaves this dp of " + num(gpus) + " GPUs");
+                    });
+                    continue;
+                }
+                if (s.training.global_batch % dp != 0) {
+                    rejected.note(4, [&] {
+                        return InputError(s.global_batch_path, num(s.training.global_batch),
+                                          "must be a multiple of dp x microbatch for some layout: the widest model parallelism "
+                                          "searched (tp " + num(tp) + " x cp " + num(cp) + " x pp " + num(pp) + ") still leaves dp " +
+                                              num(dp) + "; fix tp/pp/cp in /layout, raise the batch or use fewer GPUs");
+                    });
+                    continue;
+                }
+                const auto splits = trims(s, f, pp, o);
+                if (splits.empty())
+                    rejected.note(5, [&] {
+                        return InputError("/layout/pp", num(pp), "cannot split " + num(s.model.layers) + " layers over this many stages");
+                    });
+                for (auto [first, last] : splits) {
                     const auto split = f.stage_layers ? *f.stage_layers
                                                       : trimmed_stage_split(s.model.layers, pp, first, last);
-                    for (auto ep : ep_values(s, f, tp * cp * dp))
-                        for (auto etp : etp_values(s, f, tp, ep, tp * cp * dp)) {
+                    const std::int64_t folded = tp * cp * dp;
+                    const auto eps = ep_values(s, f, folded);
+                    if (eps.empty())
+                        rejected.note(6, [&] {
+                            return InputError("/layout/ep", f.ep ? num(*f.ep) : "open",
+                                              "no expert-parallel degree divides both the experts (" + num(s.model.moe.experts) +
+                                                  ") and tp x cp x dp (" + num(folded) + ")");
+                        });
+                    for (auto ep : eps)
+                        for (auto etp : etp_values(s, f, tp, ep, folded)) {
                             Candidate shape;
                             shape.tp = static_cast<std::int16_t>(tp);
                             shape.pp = static_cast<std::int16_t>(pp);
@@ -255,12 +332,23 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
                             shape.etp = static_cast<std::int16_t>(etp);
                             shape.first_trim = first;
                             shape.last_trim = last;
+                            const std::size_t before = out.size();
                             add_knob_settings(out, shape, s, f, o, split, dp);
+                            if (out.size() == before)
+                                rejected.note(7, [&] {
+                                    return InputError("/layout", "tp " + num(tp) + " pp " + num(pp) + " dp " + num(dp),
+                                                      "no setting of vp, microbatch, ZeRO, recompute and sequence parallelism passes "
+                                                      "the rules with the knobs /layout fixes (microbatch dividing " +
+                                                          num(s.training.global_batch / dp) +
+                                                          " sequences per replica; interleaving needs microbatches in groups of pp; "
+                                                          "ZeRO stages the framework offers)");
+                                });
                         }
                 }
             }
         }
     }
+    if (why_none && out.empty()) *why_none = rejected.furthest();
     return out;
 }
 

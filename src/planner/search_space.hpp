@@ -2,8 +2,10 @@
 // The layouts the planner considers: every combination of the knobs the scenario leaves open,
 // built valid by construction (each enumerated layout passes validate_layout).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "core/error.hpp"
 #include "cost/runtime_profile.hpp"
 #include "spec/scenario.hpp"
 
@@ -36,9 +38,12 @@ struct Candidate {
 // inside DP (pipeline neighbours on nearby nodes, DP groups spread across the fabric).
 const std::vector<std::array<ParallelDim, 5>>& candidate_rank_orders();
 
-// Every candidate for `scenario` (its cluster size and batch), honouring what `fixed` sets.
+// Every candidate for `scenario` (its cluster size and batch), honouring what `fixed` sets. When
+// there is none and `why_none` is given, it receives the rule and knob that stopped the search
+// furthest along (the scenario's error: no layout can satisfy it).
 std::vector<Candidate> enumerate_candidates(const Scenario& scenario, const LayoutSpec& fixed,
-                                            const SearchOptions& options);
+                                            const SearchOptions& options,
+                                            std::optional<InputError>* why_none = nullptr);
 
 // Layers per stage when the first and last stages hold `first_trim` and `last_trim` fewer layers
 // than the middle ones; empty when that does not split the layers exactly.

@@ -101,6 +101,28 @@ std::array<ParallelDim, 5> parse_rank_order(const std::string& text, const std::
 
 std::span<const FieldDef> layout_fields() { return kLayoutFields; }
 
+LayoutSpec fixed_spec(const Layout& l) {
+    LayoutSpec k;
+    k.tp = l.tp;
+    k.pp = l.pp;
+    k.dp = l.dp;
+    k.cp = l.cp;
+    k.ep = l.ep;
+    k.expert_tp = l.etp;
+    k.vp = l.vp;
+    k.microbatch = l.microbatch;
+    k.zero_stage = l.zero_stage;
+    k.sequence_parallel = l.sequence_parallel;
+    k.optimizer_offload = l.optimizer_offload;
+    k.recompute = l.recompute;
+    if (l.recompute_modules != 0) k.recompute_modules = l.recompute_modules;
+    k.activation_offload_layers = l.activation_offload_layers;
+    k.schedule = l.schedule;
+    k.rank_order = l.rank_order;
+    if (!l.stage_layers.empty()) k.stage_layers = l.stage_layers;
+    return k;
+}
+
 LayoutSpec parse_layout(const json& object, const std::string& path) {
     ObjectReader r(object, path, kLayoutFields);
     LayoutSpec l;

@@ -70,6 +70,9 @@ struct Layout {
     }
 };
 
+// The spec that fixes every knob of `layout` (the layer split too).
+LayoutSpec fixed_spec(const Layout& layout);
+
 std::span<const FieldDef> layout_fields();
 LayoutSpec parse_layout(const json& object, const std::string& path);
 

@@ -65,10 +65,10 @@ void check_precision_support(const PrecisionRecipe& p, const GpuSpec& gpu, const
 
 // Chunks hold at least one layer each, except that with interleaving the first stage's first
 // chunk may hold only the embedding and the last stage's last chunk only the loss.
-std::int64_t fewest_stage_layers(const Layout& l, std::int64_t stage) {
-    if (l.vp == 1) return 1;
-    const bool end = stage == 0 || stage == l.pp - 1;
-    return end ? l.vp - 1 : l.vp;
+std::int64_t fewest_stage_layers(std::int64_t vp, std::size_t stage, std::size_t stages) {
+    if (vp <= 1) return 1;
+    const bool end = stage == 0 || stage + 1 == stages;
+    return end ? vp - 1 : vp;
 }
 
 // A step with more microbatches per replica than this is no training run anyone plans, and would
@@ -140,8 +140,234 @@ Scenario parse_scenario(const json& doc, const fs::path& base) {
     for (const char* key : {"calibration", "reliability", "stragglers", "degraded_links"})
         if (const json* v = r.raw(key)) s.extensions[key] = *v;
 
-    resolve_layout(s, s.layout);  // every rule, once, before anything runs
+    check_fixed_knobs(s, s.layout);  // every rule of the fixed knobs, once, before anything runs
     return s;
+}
+
+namespace {
+// What is known of a layout: the knobs it fixes (a complete Layout fixes all of them), with dp
+// derived when tp, pp and cp are fixed and it is not. `complete`: the layer split is final (the
+// default one when none is given); otherwise the planner may still choose an uneven split.
+struct KnownLayout {
+    LayoutSpec knobs;
+    bool complete = false;
+};
+
+void check_degrees(const Scenario& s, const LayoutSpec& k) {
+    const std::int64_t gpus = s.cluster.gpus;
+    if (k.tp && k.pp && k.dp && k.cp) {
+        const auto product = degree_product({*k.tp, *k.pp, *k.dp, *k.cp}, gpus);
+        if (product != gpus)
+            throw InputError("/layout",
+                             "tp " + int_text(*k.tp) + " x pp " + int_text(*k.pp) + " x dp " + int_text(*k.dp) + " x cp " +
+                                 int_text(*k.cp) + (product ? " = " + int_text(*product) : " > /cluster/gpus"),
+                             "the degrees must multiply to /cluster/gpus (" + int_text(gpus) + ")");
+        return;
+    }
+    // Some degree is open: the fixed ones must leave a whole number of GPUs for it.
+    std::vector<std::string> names;
+    std::int64_t product = 1;
+    bool overflow = false;
+    for (const auto& [name, degree] : {std::pair{"tp", k.tp}, std::pair{"pp", k.pp}, std::pair{"dp", k.dp},
+                                       std::pair{"cp", k.cp}}) {
+        if (!degree) continue;
+        names.push_back(std::string(name) + " " + int_text(*degree));
+        const auto next = degree_product({product, *degree}, gpus);
+        if (!next) overflow = true;
+        else product = *next;
+    }
+    if (names.empty()) return;
+    if (overflow || gpus % product != 0) {
+        std::string text;
+        for (std::size_t i = 0; i < names.size(); ++i) text += (i ? " x " : "") + names[i];
+        throw InputError("/layout", text, "must divide /cluster/gpus (" + int_text(gpus) + ")");
+    }
+}
+
+void check_tensor_parallel(const Scenario& s, std::int64_t tp) {
+    const ModelSpec& m = s.model;
+    if (m.heads % tp != 0)
+        throw InputError("/layout/tp", int_text(tp), "must divide the attention heads (" + int_text(m.heads) + ")");
+    if (m.attention == AttentionKind::Standard && m.kv_heads % tp != 0)
+        throw InputError("/layout/tp", int_text(tp),
+                         "must divide the key/value heads (" + int_text(m.kv_heads) +
+                             "); Megatron does not replicate KV heads across TP ranks");
+    if (m.ffn_hidden > 0 && m.ffn_hidden % tp != 0)
+        throw InputError("/layout/tp", int_text(tp), "must divide ffn_hidden (" + int_text(m.ffn_hidden) + ")");
+}
+
+void check_schedule(const LayoutSpec& k) {
+    if (k.vp && *k.vp > 1 && k.pp && *k.pp < 2)
+        throw InputError("/layout/vp", int_text(*k.vp), "interleaving (vp > 1) needs pp >= 2");
+    if (k.schedule && k.vp && *k.schedule == Schedule::Interleaved && *k.vp < 2)
+        throw InputError("/layout/schedule", "\"interleaved\"", "needs vp >= 2 chunks per stage");
+    if (k.schedule && k.vp && *k.schedule != Schedule::Interleaved && *k.vp > 1)
+        throw InputError("/layout/vp", int_text(*k.vp),
+                         "vp > 1 needs the interleaved schedule (schedule is \"" + schedule_name(*k.schedule) + "\")");
+}
+
+void check_stage_split(const Scenario& s, const KnownLayout& known) {
+    const LayoutSpec& k = known.knobs;
+    const std::int64_t layers = s.model.layers;
+    if (k.stage_layers) {
+        const auto& split = *k.stage_layers;
+        if (k.pp && static_cast<std::int64_t>(split.size()) != *k.pp)
+            throw InputError("/layout/stage_layers", int_text(static_cast<std::int64_t>(split.size())) + " entries",
+                             "must have one entry per pipeline stage (pp = " + int_text(*k.pp) + ")");
+        std::int64_t sum = 0;
+        for (std::size_t i = 0; i < split.size(); ++i) {
+            sum += split[i];
+            const std::int64_t least = fewest_stage_layers(k.vp.value_or(1), i, split.size());
+            if (split[i] < least)
+                throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(split[i]),
+                                 "this stage needs at least " + int_text(least) + " layers: one per chunk (vp = " +
+                                     int_text(k.vp.value_or(1)) + "), less the chunk that holds only the embedding or the loss");
+        }
+        if (sum != layers)
+            throw InputError("/layout/stage_layers", "sum " + int_text(sum),
+                             "must add up to the model's layers (" + int_text(layers) + ")");
+        return;
+    }
+    if (!k.pp) return;
+    if (!known.complete) {
+        // The planner may still split unevenly; only fewer layers than stages (x chunks) is hopeless.
+        const std::int64_t chunks = k.vp.value_or(1);
+        if (layers < *k.pp)
+            throw InputError("/layout/pp", int_text(*k.pp),
+                             "cannot split " + int_text(layers) + " layers over this many stages");
+        // With interleaving, the first and last chunks may hold only the embedding or the loss.
+        if (layers + (chunks > 1 ? 2 : 0) < *k.pp * chunks)
+            throw InputError("/layout/vp", int_text(chunks),
+                             "pp x vp (" + int_text(*k.pp * chunks) + ") chunks of at least one layer exceed the " +
+                                 int_text(layers) + " layers");
+        return;
+    }
+    const auto split = default_stage_split(layers, *k.pp);
+    if (split.empty())
+        throw InputError("/layout/pp", int_text(*k.pp),
+                         "cannot split " + int_text(layers) +
+                             " layers over this many stages (middle stages take ceil(layers/pp), "
+                             "first and last share the rest); give /layout/stage_layers");
+    for (std::size_t i = 0; i < split.size(); ++i)
+        if (split[i] < fewest_stage_layers(k.vp.value_or(1), i, split.size()))
+            throw InputError("/layout/vp", int_text(*k.vp),
+                             "a stage of " + int_text(split[i]) + " layers cannot hold vp chunks of at least one layer");
+}
+
+// The split the layers will have, where it is known.
+std::optional<std::vector<std::int64_t>> known_split(const Scenario& s, const KnownLayout& known) {
+    if (known.knobs.stage_layers) return *known.knobs.stage_layers;
+    if (known.complete && known.knobs.pp) return default_stage_split(s.model.layers, *known.knobs.pp);
+    return std::nullopt;
+}
+
+void check_recompute(const Scenario& s, const KnownLayout& known) {
+    const LayoutSpec& k = known.knobs;
+    const ModelSpec& m = s.model;
+    if (k.recompute_modules) {
+        const std::uint8_t modules = *k.recompute_modules;
+        if (k.recompute && *k.recompute != Recompute::Selective)
+            throw InputError("/layout/recompute_modules", recompute_modules_text(modules),
+                             "names what selective recompute re-runs: needs recompute \"selective\"");
+        if ((modules & (kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts)) && !m.is_moe())
+            throw InputError("/layout/recompute_modules", recompute_modules_text(modules), "moe modules need a MoE model (/model/moe)");
+        if ((modules & kRecomputeMlaUpProj) && m.attention != AttentionKind::MultiLatent)
+            throw InputError("/layout/recompute_modules", recompute_modules_text(modules),
+                             "mla_up_proj needs multi-head latent attention (/model/attention)");
+    }
+    if (k.activation_offload_layers && *k.activation_offload_layers > 0)
+        if (const auto split = known_split(s, known))
+            for (std::size_t i = 0; i < split->size(); ++i)
+                if (*k.activation_offload_layers > (*split)[i])
+                    throw InputError("/layout/activation_offload_layers", int_text(*k.activation_offload_layers),
+                                     "exceeds the layers of pipeline stage " + std::to_string(i) + " (" + int_text((*split)[i]) + ")");
+}
+
+void check_batch(const Scenario& s, const LayoutSpec& k) {
+    const std::int64_t gb = s.training.global_batch;
+    if (!k.dp) return;
+    const std::int64_t dp = *k.dp;
+    if (!k.microbatch) {
+        // Whatever microbatch is chosen, each replica needs a whole number of sequences.
+        if (gb % dp != 0)
+            throw InputError(s.global_batch_path, int_text(gb),
+                             "must be a multiple of dp x microbatch (" + int_text(dp) + " x any microbatch)");
+        return;
+    }
+    const std::int64_t mb = *k.microbatch;
+    if (mb > gb / dp || gb % (dp * mb) != 0)
+        throw InputError(s.global_batch_path, int_text(gb),
+                         "must be a multiple of dp x microbatch (" + int_text(dp) + " x " + int_text(mb) + ")");
+    const std::int64_t microbatches = gb / (dp * mb);
+    if (microbatches > kMaxMicrobatches)
+        throw InputError(s.global_batch_path, int_text(gb),
+                         "gives " + int_text(microbatches) + " microbatches per data-parallel replica (global_batch / (dp x microbatch)); "
+                         "the simulator runs each one and takes at most " + int_text(kMaxMicrobatches) + ": raise dp or microbatch");
+    const bool interleaved = (k.vp && *k.vp > 1) || (k.schedule && *k.schedule == Schedule::Interleaved);
+    if (interleaved && k.pp && microbatches % *k.pp != 0)
+        throw InputError("/layout/vp", int_text(k.vp.value_or(0)),
+                         "the interleaved schedule needs the microbatches per step (" + int_text(microbatches) +
+                             ") to be a multiple of pp (" + int_text(*k.pp) + "), as Megatron-LM requires");
+}
+
+void check_experts(const Scenario& s, const LayoutSpec& k) {
+    const ModelSpec& m = s.model;
+    const std::int64_t ep = k.ep.value_or(1);
+    if (ep > 1 && !m.is_moe())
+        throw InputError("/layout/ep", int_text(ep), "expert parallelism needs a MoE model (/model/moe)");
+    if (m.is_moe() && m.moe.experts % ep != 0)
+        throw InputError("/layout/ep", int_text(ep), "must divide the experts (" + int_text(m.moe.experts) + ")");
+    const std::int64_t etp = k.expert_tp.value_or(1);  // an open expert TP can always be 1
+    if (etp > 1 && !m.is_moe())
+        throw InputError("/layout/expert_tp", int_text(etp), "expert tensor parallelism needs a MoE model (/model/moe)");
+    if (m.is_moe() && m.moe.expert_ffn_hidden % etp != 0)
+        throw InputError("/layout/expert_tp", int_text(etp), "must divide expert_ffn_hidden (" + int_text(m.moe.expert_ffn_hidden) + ")");
+    if (k.tp && k.cp && k.dp) {
+        const std::int64_t folded = *k.tp * *k.cp * *k.dp;
+        if (folded % (ep * etp) != 0)
+            throw InputError(etp > 1 ? "/layout/expert_tp" : "/layout/ep", "ep " + int_text(ep) + " x expert_tp " + int_text(etp),
+                             "must divide tp x cp x dp (" + int_text(folded) +
+                                 "): expert layers fold a stage's tp x cp x dp ranks into expert_tp x ep x expert-data-parallel groups");
+    }
+}
+
+// Every rule, each applied as far as the knobs it involves are known: a rule whose knobs are all
+// fixed is the scenario's error; a rule that involves an open knob constrains the search instead
+// (the planner enumerates only layouts that pass it).
+void check_layout_rules(const Scenario& s, const KnownLayout& known) {
+    const LayoutSpec& k = known.knobs;
+    check_degrees(s, k);
+    if (k.tp) check_tensor_parallel(s, *k.tp);
+    check_schedule(k);
+    check_stage_split(s, known);
+    check_batch(s, k);
+    check_experts(s, k);
+    check_recompute(s, known);
+    if (k.cp && *k.cp > 1 && s.training.seq_len % (2 * *k.cp) != 0)
+        throw InputError("/layout/cp", int_text(*k.cp),
+                         "seq_len (" + int_text(s.training.seq_len) +
+                             ") must divide into 2 x cp chunks for load-balanced causal attention");
+}
+
+std::vector<std::string> open_knob_names(const LayoutSpec& spec) {
+    std::vector<std::string> open;
+    if (!spec.tp) open.push_back("tp");
+    if (!spec.pp) open.push_back("pp");
+    if (!spec.dp) open.push_back("dp");
+    if (!spec.cp) open.push_back("cp");
+    if (!spec.microbatch) open.push_back("microbatch");
+    return open;
+}
+}  // namespace
+
+void check_fixed_knobs(const Scenario& s, const LayoutSpec& spec) {
+    KnownLayout known{spec, false};
+    LayoutSpec& k = known.knobs;
+    if (!k.dp && k.tp && k.pp && k.cp) {
+        const auto model_parallel = degree_product({*k.tp, *k.pp, *k.cp}, s.cluster.gpus);
+        if (model_parallel && s.cluster.gpus % *model_parallel == 0) k.dp = s.cluster.gpus / *model_parallel;
+    }
+    check_layout_rules(s, known);
 }
 
 Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
@@ -174,109 +400,24 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     if (spec.rank_order) l.rank_order = *spec.rank_order;
     if (spec.stage_layers) l.stage_layers = *spec.stage_layers;
-    validate_layout(s, l);
+    try {
+        validate_layout(s, l);
+    } catch (const InputError& e) {
+        // The scenario itself is valid (its fixed knobs passed at load); the defaults of its open
+        // knobs are not a layout that runs. Say so, and where a layout comes from instead.
+        const auto open = open_knob_names(spec);
+        if (open.empty()) throw;
+        std::string names;
+        for (std::size_t i = 0; i < open.size(); ++i) names += (i ? ", " : "") + open[i];
+        throw InputError(e.path(), e.value(),
+                         e.rule() + "; /layout leaves " + names +
+                             " open and their defaults (tp, pp, cp 1, dp the rest, microbatch 1) do not run: "
+                             "fix them in /layout or let `sextant plan` choose");
+    }
     if (l.stage_layers.empty()) l.stage_layers = default_stage_split(s.model.layers, l.pp);
     return l;
 }
 
-void validate_layout(const Scenario& s, const Layout& l) {
-    const ModelSpec& m = s.model;
-    const auto gpus = degree_product({l.tp, l.pp, l.dp, l.cp}, s.cluster.gpus);
-    if (gpus != s.cluster.gpus)
-        throw InputError("/layout",
-                         "tp " + int_text(l.tp) + " x pp " + int_text(l.pp) + " x dp " + int_text(l.dp) + " x cp " +
-                             int_text(l.cp) + (gpus ? " = " + int_text(*gpus) : " > /cluster/gpus"),
-                         "the degrees must multiply to /cluster/gpus (" + int_text(s.cluster.gpus) + ")");
-    if (m.heads % l.tp != 0)
-        throw InputError("/layout/tp", int_text(l.tp),
-                         "must divide the attention heads (" + int_text(m.heads) + ")");
-    if (m.attention == AttentionKind::Standard && m.kv_heads % l.tp != 0)
-        throw InputError("/layout/tp", int_text(l.tp),
-                         "must divide the key/value heads (" + int_text(m.kv_heads) +
-                             "); Megatron does not replicate KV heads across TP ranks");
-    if (m.ffn_hidden > 0 && m.ffn_hidden % l.tp != 0)
-        throw InputError("/layout/tp", int_text(l.tp),
-                         "must divide ffn_hidden (" + int_text(m.ffn_hidden) + ")");
-    if (l.vp > 1 && l.pp < 2)
-        throw InputError("/layout/vp", int_text(l.vp), "interleaving (vp > 1) needs pp >= 2");
-    if (l.schedule == Schedule::Interleaved && l.vp < 2)
-        throw InputError("/layout/schedule", "\"interleaved\"", "needs vp >= 2 chunks per stage");
-    if (l.schedule != Schedule::Interleaved && l.vp > 1)
-        throw InputError("/layout/vp", int_text(l.vp),
-                         "vp > 1 needs the interleaved schedule (schedule is \"" +
-                             schedule_name(l.schedule) + "\")");
-    if (!l.stage_layers.empty()) {
-        if (static_cast<std::int64_t>(l.stage_layers.size()) != l.pp)
-            throw InputError("/layout/stage_layers", int_text(static_cast<std::int64_t>(l.stage_layers.size())) + " entries",
-                             "must have one entry per pipeline stage (pp = " + int_text(l.pp) + ")");
-        std::int64_t sum = 0;
-        for (std::size_t i = 0; i < l.stage_layers.size(); ++i) {
-            sum += l.stage_layers[i];
-            const std::int64_t least = fewest_stage_layers(l, static_cast<std::int64_t>(i));
-            if (l.stage_layers[i] < least)
-                throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(l.stage_layers[i]),
-                                 "this stage needs at least " + int_text(least) + " layers: one per chunk (vp = " + int_text(l.vp) +
-                                     "), less the chunk that holds only the embedding or the loss");
-        }
-        if (sum != m.layers)
-            throw InputError("/layout/stage_layers", "sum " + int_text(sum),
-                             "must add up to the model's layers (" + int_text(m.layers) + ")");
-    } else {
-        auto split = default_stage_split(m.layers, l.pp);
-        if (split.empty())
-            throw InputError("/layout/pp", int_text(l.pp),
-                             "cannot split " + int_text(m.layers) +
-                                 " layers over this many stages (middle stages take ceil(layers/pp), "
-                                 "first and last share the rest); give /layout/stage_layers");
-        for (std::size_t i = 0; i < split.size(); ++i)
-            if (split[i] < fewest_stage_layers(l, static_cast<std::int64_t>(i)))
-                throw InputError("/layout/vp", int_text(l.vp),
-                                 "a stage of " + int_text(split[i]) + " layers cannot hold vp chunks of at least one layer");
-    }
-    const std::int64_t gb = s.training.global_batch;
-    if (l.microbatch > gb / l.dp || gb % (l.dp * l.microbatch) != 0)
-        throw InputError(s.global_batch_path, int_text(gb),
-                         "must be a multiple of dp x microbatch (" + int_text(l.dp) + " x " + int_text(l.microbatch) + ")");
-    if (l.microbatches(gb) > kMaxMicrobatches)
-        throw InputError(s.global_batch_path, int_text(gb),
-                         "gives " + int_text(l.microbatches(gb)) + " microbatches per data-parallel replica (global_batch / (dp x microbatch)); "
-                         "the simulator runs each one and takes at most " + int_text(kMaxMicrobatches) + ": raise dp or microbatch");
-    if (l.schedule == Schedule::Interleaved && l.microbatches(gb) % l.pp != 0)
-        throw InputError("/layout/vp", int_text(l.vp),
-                         "the interleaved schedule needs the microbatches per step (" + int_text(l.microbatches(gb)) +
-                             ") to be a multiple of pp (" + int_text(l.pp) + "), as Megatron-LM requires");
-    if (l.recompute_modules != 0 && l.recompute != Recompute::Selective)
-        throw InputError("/layout/recompute_modules", recompute_modules_text(l.recompute_modules),
-                         "names what selective recompute re-runs: needs recompute \"selective\"");
-    if ((l.recompute_modules & (kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts)) && !m.is_moe())
-        throw InputError("/layout/recompute_modules", recompute_modules_text(l.recompute_modules), "moe modules need a MoE model (/model/moe)");
-    if ((l.recompute_modules & kRecomputeMlaUpProj) && m.attention != AttentionKind::MultiLatent)
-        throw InputError("/layout/recompute_modules", recompute_modules_text(l.recompute_modules),
-                         "mla_up_proj needs multi-head latent attention (/model/attention)");
-    const auto split = l.stage_layers.empty() ? default_stage_split(m.layers, l.pp) : l.stage_layers;
-    for (std::size_t i = 0; i < split.size(); ++i)
-        if (l.activation_offload_layers > split[i])
-            throw InputError("/layout/activation_offload_layers", int_text(l.activation_offload_layers),
-                             "exceeds the layers of pipeline stage " + std::to_string(i) + " (" + int_text(split[i]) + ")");
-    if (l.ep > 1 && !m.is_moe())
-        throw InputError("/layout/ep", int_text(l.ep), "expert parallelism needs a MoE model (/model/moe)");
-    if (m.is_moe() && m.moe.experts % l.ep != 0)
-        throw InputError("/layout/ep", int_text(l.ep),
-                         "must divide the experts (" + int_text(m.moe.experts) + ")");
-    if ((l.tp * l.cp * l.dp) % (l.ep * l.etp) != 0)
-        throw InputError(l.etp > 1 ? "/layout/expert_tp" : "/layout/ep", "ep " + int_text(l.ep) + " x expert_tp " + int_text(l.etp),
-                         "must divide tp x cp x dp (" + int_text(l.tp * l.cp * l.dp) +
-                             "): expert layers fold a stage's tp x cp x dp ranks into expert_tp x ep x expert-data-parallel groups");
-    if (l.etp > 1 && !m.is_moe())
-        throw InputError("/layout/expert_tp", int_text(l.etp), "expert tensor parallelism needs a MoE model (/model/moe)");
-    if (m.is_moe() && m.moe.expert_ffn_hidden % l.etp != 0)
-        throw InputError("/layout/expert_tp", int_text(l.etp),
-                         "must divide expert_ffn_hidden (" + int_text(m.moe.expert_ffn_hidden) + ")");
-    if (l.cp > 1 && s.training.seq_len % (2 * l.cp) != 0)
-        throw InputError("/layout/cp", int_text(l.cp),
-                         "seq_len (" + int_text(s.training.seq_len) +
-                             ") must divide into 2 x cp chunks for load-balanced causal attention");
-
-}
+void validate_layout(const Scenario& s, const Layout& l) { check_layout_rules(s, {fixed_spec(l), true}); }
 
 }  // namespace sextant

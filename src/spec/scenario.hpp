@@ -41,8 +41,14 @@ Scenario parse_scenario(const json& document, const std::filesystem::path& base_
 // A GPU datasheet by name (topologies/gpus/), or an InputError at `path` with suggestions.
 GpuSpec load_gpu(const std::string& name, const std::string& path);
 
+// Every rule whose knobs `spec` fixes (dp counts as fixed when tp, pp and cp are): the scenario's
+// errors. A rule that involves an open knob is left to the planner, which searches only layouts
+// that pass it (a scenario with no layout and a batch smaller than the GPU count still plans).
+void check_fixed_knobs(const Scenario& scenario, const LayoutSpec& spec);
+
 // Fills what the layout leaves open with the framework defaults (dp from the GPU count, vp 1,
-// microbatch 1, ZeRO 0, sequence parallel when tp > 1, no recompute) and checks every rule.
+// microbatch 1, ZeRO 0, sequence parallel when tp > 1, no recompute) and checks every rule; when
+// the defaults break one, the error says which knobs were open.
 Layout resolve_layout(const Scenario& scenario, const LayoutSpec& spec);
 
 // Every cross-field rule of a complete layout; throws InputError naming the JSON path and rule.

@@ -16,6 +16,17 @@
 namespace sextant {
 
 namespace {
+// The planner's search of a whole published layout: tokens/s, the best 20 simulated, and no
+// memory margin (the published layout ran, so the planner is held to the same memory).
+PlanOptions whole_layout_options() {
+    PlanOptions options;
+    options.objective = Objective::TokensPerSecond;
+    options.simulate_top = 20;
+    options.threads = std::max(1u, std::thread::hardware_concurrency());
+    options.memory_margin = 0;
+    return options;
+}
+
 std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
     std::vector<std::string> out;
     if (!spec.microbatch) out.push_back("microbatch=" + std::to_string(l.microbatch));
@@ -37,10 +48,7 @@ std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
 void rate_planner(const Scenario& s, RunValidation& v) {
     Scenario open = s;
     open.layout = LayoutSpec{};
-    PlanOptions options;
-    options.objective = Objective::TokensPerSecond;
-    options.simulate_top = 20;
-    options.threads = std::max(1u, std::thread::hardware_concurrency());
+    const PlanOptions options = whole_layout_options();
     Planner planner(open, options, make_step_evaluator);
     const std::vector<Plan> plans = planner.finish(planner.screen({0, 1}));
     if (plans.empty()) return;
@@ -54,23 +62,16 @@ void rate_planner(const Scenario& s, RunValidation& v) {
 }
 
 RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner) {
-    // A framework Sextant has no runtime profile for runs on the nearest one, and says so.
-    json doc = run;
     const std::string published_framework = run.contains("framework") && run["framework"].is_string() ? run["framework"].get<std::string>() : "";
     const bool other_framework = nearest_runtime_profile(published_framework) != published_framework;
-    if (other_framework) doc["framework"] = nearest_runtime_profile(published_framework);
-    Scenario s;
-    try {
-        s = parse_scenario(doc, base);
-    } catch (const InputError& e) {
-        throw InputError(path + e.path(), e.value(), e.rule());
-    }
+    const Scenario s = run_scenario(run, path, base);
     if (!run.contains("measured") || !run["measured"].contains("step_time_s") || !run["measured"]["step_time_s"].is_number())
         throw InputError(path + "/measured/step_time_s", "", "is required: the measured seconds per step");
     PlanOptions options;
     options.top = 1;
     options.simulate_top = 4;
     options.search.max_stage_trim = 0;
+    options.memory_margin = 0;  // the knobs the source left open are the ones that ran
     Scenario fixed = s;
     // The framework splits layers its default way; the published layout fixes tp, pp, dp, cp.
     if (!fixed.layout.stage_layers) fixed.layout.stage_layers = default_stage_split(s.model.layers, s.layout.pp.value_or(1));
@@ -94,6 +95,27 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     return v;
 }
 }  // namespace
+
+Scenario run_scenario(const json& run, const std::string& path, const std::filesystem::path& base) {
+    // A framework Sextant has no runtime profile for runs on the nearest one, and says so.
+    json doc = run;
+    const std::string published_framework = run.contains("framework") && run["framework"].is_string() ? run["framework"].get<std::string>() : "";
+    if (nearest_runtime_profile(published_framework) != published_framework) doc["framework"] = nearest_runtime_profile(published_framework);
+    try {
+        return parse_scenario(doc, base);
+    } catch (const InputError& e) {
+        throw InputError(path + e.path(), e.value(), e.rule());
+    }
+}
+
+std::pair<double, Layout> planner_best(const Scenario& s) {
+    Scenario open = s;
+    open.layout = LayoutSpec{};
+    Planner planner(open, whole_layout_options(), make_step_evaluator);
+    const std::vector<Plan> plans = planner.finish(planner.screen({0, 1}));
+    if (plans.empty()) return {0.0, Layout{}};
+    return {plans.front().simulated.tokens_per_s, plans.front().layout};
+}
 
 ValidationReport validate_runs(const std::filesystem::path& file, bool with_planner) {
     const json doc = load_json_file(file, "");

@@ -40,6 +40,14 @@ struct ValidationReport {
     std::string worst_run;
 };
 
+// The scenario of one run (`path` is its JSON pointer, for errors), on the nearest runtime profile
+// when Sextant has none of the run's framework name.
+Scenario run_scenario(const json& run, const std::string& path, const std::filesystem::path& base);
+
+// The planner's best predicted tokens/s for the run's model, cluster and batch with its whole
+// layout open (the knobs its framework implements; no memory margin: the published layouts ran).
+std::pair<double, Layout> planner_best(const Scenario& scenario);
+
 // Each run is validated on its own: one the tool cannot read (an unknown GPU, a broken layout)
 // carries its error and the others still count.
 ValidationReport validate_runs(const std::filesystem::path& file, bool with_planner = false);

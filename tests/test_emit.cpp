@@ -1,0 +1,488 @@
+// The exporters against the frameworks' own argument checks: every flag or key Sextant emits, and
+// every cross-flag rule, is held against what a named commit of Megatron-LM, torchtitan (current
+// and the last TOML release) and DeepSpeed accept, transcribed from their sources into
+// tests/data/ (each entry names the file and check it comes from). Every preset scenario is
+// exported with its own layout and with the best layout a search limited to that framework's
+// features finds.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
+#include <cstdlib>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "cost/runtime_profile.hpp"
+#include "planner/emit.hpp"
+#include "planner/explain.hpp"
+#include "planner/planner.hpp"
+#include "spec/presets.hpp"
+
+using namespace sextant;
+
+namespace {
+json load_data(const std::string& name) {
+    return load_json_file(std::filesystem::path(SEXTANT_SOURCE_DIR) / "tests" / "data" / name, "");
+}
+
+// What a rule sees: the emitted values by flag or key, the framework's defaults for the rest, and
+// the launch ($world GPUs, $dp data-parallel ranks).
+struct Values {
+    std::map<std::string, json> given;
+    json defaults = json::object();
+    std::map<std::string, std::int64_t> launch;
+
+    bool has(const std::string& name) const { return given.count(name) > 0; }
+    std::optional<json> get(const std::string& name) const {
+        if (auto it = given.find(name); it != given.end()) return it->second;
+        if (defaults.contains(name) && defaults[name].contains("default")) return defaults[name]["default"];
+        return std::nullopt;
+    }
+    std::int64_t number(const json& term) const {
+        if (term.is_number_integer()) return term.get<std::int64_t>();
+        const std::string name = term.get<std::string>();
+        if (name.starts_with("$")) return launch.at(name);
+        const auto v = get(name);
+        REQUIRE_MESSAGE(v, "no value or default for " << name);
+        return v->is_string() ? std::stoll(v->get<std::string>()) : v->get<std::int64_t>();
+    }
+    std::int64_t product(const json& terms) const {
+        if (!terms.is_array()) return number(terms);
+        std::int64_t p = 1;
+        for (const auto& t : terms) p *= number(t);
+        return p;
+    }
+};
+
+bool equal_value(const json& a, const json& b) {
+    const auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    return text(a) == text(b);
+}
+
+// The generic rule kinds of tests/data/*.json (conditions: if, when_present, if_value, when_gt,
+// when_equal; demands: requires, requires_any, forbids, equals, value_in, at_most_one,
+// multiple_of, at_least, min_value, product_equals); "check" rules name a structural check the
+// caller runs.
+void check_rule(const json& rule, const Values& v) {
+    CAPTURE(rule["id"].get<std::string>());
+    if (rule.contains("if") && !v.has(rule["if"])) return;
+    if (rule.contains("when_present") && !v.has(rule["when_present"])) return;
+    if (rule.contains("if_value"))
+        for (const auto& [name, value] : rule["if_value"].items())
+            if (!v.get(name) || !equal_value(*v.get(name), value)) return;
+    if (rule.contains("when_gt"))
+        for (const auto& [name, value] : rule["when_gt"].items())
+            if (v.number(name) <= value.get<std::int64_t>()) return;
+    if (rule.contains("when_equal"))
+        for (const auto& [name, value] : rule["when_equal"].items())
+            if (v.number(name) != value.get<std::int64_t>()) return;
+    if (rule.contains("requires"))
+        for (const auto& name : rule["requires"]) CHECK_MESSAGE(v.has(name), "missing " << name);
+    if (rule.contains("requires_any")) {
+        bool any = false;
+        for (const auto& name : rule["requires_any"]) any = any || v.has(name);
+        CHECK(any);
+    }
+    if (rule.contains("forbids"))
+        for (const auto& name : rule["forbids"]) CHECK_MESSAGE(!v.has(name), "must not set " << name);
+    if (rule.contains("equals"))
+        for (const auto& [name, value] : rule["equals"].items()) {
+            const auto got = v.get(name);
+            REQUIRE(got);
+            CHECK_MESSAGE(equal_value(*got, value), name << " = " << got->dump());
+        }
+    if (rule.contains("value_in"))
+        for (const auto& [name, values] : rule["value_in"].items()) {
+            const auto got = v.get(name);
+            REQUIRE(got);
+            CHECK(std::any_of(values.begin(), values.end(), [&](const json& x) { return equal_value(*got, x); }));
+        }
+    if (rule.contains("at_most_one")) {
+        int n = 0;
+        for (const auto& name : rule["at_most_one"]) n += v.has(name) ? 1 : 0;
+        CHECK(n <= 1);
+    }
+    if (rule.contains("multiple_of")) {
+        const std::int64_t a = v.product(rule["multiple_of"][0]), b = v.product(rule["multiple_of"][1]);
+        CHECK_MESSAGE(b > 0, "divisor 0");
+        if (b > 0) CHECK_MESSAGE(a % b == 0, a << " is not a multiple of " << b);
+    }
+    if (rule.contains("at_least")) CHECK(v.number(rule["at_least"][0]) >= v.number(rule["at_least"][1]));
+    if (rule.contains("min_value"))
+        for (const auto& [name, least] : rule["min_value"].items()) CHECK(v.number(name) >= least.get<std::int64_t>());
+    if (rule.contains("product_equals")) CHECK(v.product(rule["product_equals"][0]) == v.number(rule["product_equals"][1]));
+}
+
+// Every value has the kind the parser takes and one of its choices.
+void check_kind(const std::string& name, const json& value, const json& spec) {
+    CAPTURE(name);
+    const std::string kind = spec["kind"];
+    if (kind == "switch") {
+        CHECK(value.is_null());
+        return;
+    }
+    if (kind == "int") {
+        if (value.is_string()) {
+            std::size_t used = 0;
+            (void)std::stoll(value.get<std::string>(), &used);
+            CHECK(used == value.get<std::string>().size());
+        } else {
+            CHECK(value.is_number_integer());
+        }
+    }
+    if (kind == "float") CHECK_NOTHROW((void)std::stod(value.get<std::string>()));
+    if (kind == "bool") CHECK(value.is_boolean());
+    if (kind == "list_of_lists") {
+        REQUIRE(value.is_array());
+        for (const auto& part : value) CHECK(part.is_array());
+    }
+    if (spec.contains("choices")) {
+        const auto& choices = spec["choices"];
+        const auto in = [&](const json& x) {
+            return std::any_of(choices.begin(), choices.end(), [&](const json& c) { return equal_value(x, c); });
+        };
+        if (value.is_array()) {
+            for (const auto& x : value) CHECK_MESSAGE(in(x), x.dump());
+        } else {
+            CHECK_MESSAGE(in(value), value.dump());
+        }
+    }
+}
+
+// --pipeline-model-parallel-layout, first/last stages and even splits, as Megatron checks them.
+void megatron_pipeline_split(const Values& v) {
+    const std::int64_t layers = v.number("--num-layers"), pp = v.number("--pipeline-model-parallel-size");
+    const std::int64_t vp = v.has("--num-virtual-stages-per-pipeline-rank") ? v.number("--num-virtual-stages-per-pipeline-rank") : 1;
+    if (v.has("--pipeline-model-parallel-layout")) {
+        const std::string layout = v.given.at("--pipeline-model-parallel-layout");
+        const auto stages = std::count(layout.begin(), layout.end(), '|') + 1;
+        CHECK(stages % pp == 0);
+        CHECK(layout.front() == 'E');
+        CHECK(layout.back() == 'L');
+        CHECK(std::count(layout.begin(), layout.end(), 't') == layers);
+        CHECK(std::count(layout.begin(), layout.end(), 'm') == (v.has("--mtp-num-layers") ? v.number("--mtp-num-layers") : 0));
+        CHECK(layout.find_first_not_of("Etm|L") == std::string::npos);
+        return;
+    }
+    if (v.has("--decoder-first-pipeline-num-layers") || v.has("--decoder-last-pipeline-num-layers")) {
+        std::int64_t rest = layers, middle = pp;
+        for (const char* f : {"--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"})
+            if (v.has(f)) {
+                CHECK(v.number(f) > 0);
+                CHECK(v.number(f) % vp == 0);
+                rest -= v.number(f);
+                --middle;
+            }
+        CHECK((rest == 0) == (middle == 0));
+        if (middle > 0) {
+            CHECK(rest % middle == 0);
+            CHECK((rest / middle) % vp == 0);
+        }
+        return;
+    }
+    CHECK(layers % pp == 0);
+    CHECK((layers / pp) % vp == 0);
+}
+
+void torchtitan_pipeline_parts(const Values& v, const json& rule) {
+    const std::int64_t pp = v.number("parallelism.pipeline_parallel_degree");
+    if (pp == 1) return;
+    REQUIRE(v.has("parallelism.module_fqns_per_model_part"));
+    const json& parts = v.given.at("parallelism.module_fqns_per_model_part");
+    const std::int64_t per_rank = static_cast<std::int64_t>(parts.size()) / pp;
+    CHECK(static_cast<std::int64_t>(parts.size()) % pp == 0);
+    const std::string schedule = *v.get("parallelism.pipeline_parallel_schedule");
+    const auto& single = rule["single_stage_schedules"];
+    if (std::find(single.begin(), single.end(), schedule) != single.end()) CHECK(per_rank == 1);
+    else CHECK(per_rank >= 2);
+    CHECK(parts.front().front() == "tok_embeddings");
+    CHECK(parts.back().back() == "output");
+}
+
+struct Case {
+    Scenario scenario;
+    Layout layout;
+};
+
+// The launch of a plan: GPUs and data-parallel ranks.
+Values launch_of(const Case& c) {
+    Values v;
+    v.launch["$world"] = c.scenario.cluster.gpus;
+    v.launch["$dp"] = c.layout.dp;
+    return v;
+}
+
+void check_megatron(const Case& c, const json& data) {
+    const Emitted e = emit_plan(EmitFormat::Megatron, c.scenario, c.layout);
+    Values v = launch_of(c);
+    v.defaults = data["flags"];
+    for (const auto& [name, value] : e.args) {
+        REQUIRE_MESSAGE(data["flags"].contains(name), name << " is not a flag of Megatron-LM at " << data["commit"]);
+        CHECK_MESSAGE(!v.has(name), name << " given twice");
+        v.given[name] = value ? json(*value) : json();
+        check_kind(name, v.given[name], data["flags"][name]);
+    }
+    for (const auto& rule : data["rules"]) {
+        if (rule.contains("check")) megatron_pipeline_split(v);
+        else check_rule(rule, v);
+    }
+    // The whole model shape is there (Megatron's defaults would build a GPT-2-style model).
+    const ModelSpec& m = c.scenario.model;
+    CHECK(v.number("--num-layers") == m.layers);
+    CHECK(v.number("--hidden-size") == m.hidden);
+    CHECK(v.number("--vocab-size") == m.vocab);
+    CHECK(v.has("--normalization"));
+    CHECK(v.has("--position-embedding-type"));
+    CHECK(v.has("--swiglu") == (m.mlp == MlpKind::SwiGlu));
+    CHECK(v.has("--untie-embeddings-and-output-weights") == !m.tied_embeddings);
+    CHECK(v.has("--multi-latent-attention") == (m.attention == AttentionKind::MultiLatent));
+    if (m.is_moe()) {
+        CHECK(v.number("--num-experts") == m.moe.experts);
+        CHECK(v.number("--expert-model-parallel-size") == c.layout.ep);
+    }
+    CHECK(v.number("--tensor-model-parallel-size") * v.number("--pipeline-model-parallel-size") *
+              v.number("--context-parallel-size") * c.layout.dp ==
+          c.scenario.cluster.gpus);
+}
+
+// torchtitan's settings as section.key -> value.
+Values flatten(const Case& c, const Emitted& e, const json& data) {
+    Values v = launch_of(c);
+    v.defaults = data["keys"];
+    for (const auto& [section, keys] : e.settings.items())
+        for (const auto& [name, value] : keys.items()) {
+            const std::string path = section + "." + name;
+            REQUIRE_MESSAGE(data["keys"].contains(path), path << " is not a key of torchtitan " << data["commit"]);
+            v.given[path] = value;
+            check_kind(path, value, data["keys"][path]);
+        }
+    return v;
+}
+
+void check_torchtitan(const Case& c, const json& data, EmitFormat format) {
+    const Emitted e = emit_plan(format, c.scenario, c.layout);
+    Values v = flatten(c, e, data);
+    const std::int64_t dp = v.number("parallelism.data_parallel_replicate_degree") * v.number("parallelism.data_parallel_shard_degree");
+    CHECK(dp == c.layout.dp);
+    for (const auto& rule : data["rules"]) {
+        if (!rule.contains("check")) {
+            check_rule(rule, v);
+            continue;
+        }
+        const std::string check = rule["check"];
+        if (check == "torchtitan_pipeline_parts") torchtitan_pipeline_parts(v, rule);
+        if (check == "torchtitan_token_budget") {
+            const std::int64_t pp_microbatches = v.number("parallelism.pipeline_parallel_degree") > 1 ? v.number("parallelism.num_pp_microbatches") : 1;
+            const std::int64_t per_iteration = v.number("training.num_tokens_per_microbatch_per_dp_rank") * pp_microbatches * dp;
+            CHECK(v.number("training.num_tokens_per_train_step") % per_iteration == 0);
+            // The plan's batch: microbatch x seq tokens per forward, global x seq per step.
+            CHECK(v.number("training.num_tokens_per_microbatch_per_dp_rank") == c.layout.microbatch * c.scenario.training.seq_len);
+            CHECK(v.number("training.num_tokens_per_train_step") == c.scenario.training.global_batch * c.scenario.training.seq_len);
+        }
+        if (check == "torchtitan_toml_batch") {
+            CHECK(v.number("training.global_batch_size") % (v.number("training.local_batch_size") * dp) == 0);
+            if (v.number("parallelism.pipeline_parallel_degree") > 1)
+                CHECK(v.number("training.local_batch_size") % v.number("parallelism.pipeline_parallel_microbatch_size") == 0);
+            // One forward carries the plan's microbatch.
+            const std::int64_t forward = v.number("parallelism.pipeline_parallel_degree") > 1
+                                             ? v.number("parallelism.pipeline_parallel_microbatch_size")
+                                             : v.number("training.local_batch_size");
+            CHECK(forward == c.layout.microbatch);
+        }
+    }
+    // A known model shape is named by its registry flavor.
+    if (v.has("model.name")) {
+        const std::string model = v.given.at("model.name");
+        REQUIRE(data["flavors"].contains(model));
+        const auto& flavors = data["flavors"][model];
+        CHECK(std::find(flavors.begin(), flavors.end(), *v.get("model.flavor")) != flavors.end());
+    } else {
+        CHECK(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) { return n.find("ships no model") != std::string::npos; }));
+    }
+    if (c.scenario.training.precision.name == "fp8") CHECK(v.has("model.converters"));
+}
+
+void check_deepspeed(const Case& c, const json& data) {
+    const Emitted e = emit_plan(EmitFormat::DeepSpeed, c.scenario, c.layout);
+    Values v = launch_of(c);
+    std::function<void(const json&, const std::string&)> walk = [&](const json& node, const std::string& prefix) {
+        for (const auto& [name, value] : node.items()) {
+            const std::string path = prefix.empty() ? name : prefix + "." + name;
+            if (value.is_object()) {
+                walk(value, path);
+                continue;
+            }
+            REQUIRE_MESSAGE(data["keys"].contains(path), path << " is not a DeepSpeed key at " << data["commit"]);
+            v.given[path] = value;
+            check_kind(path, value, data["keys"][path]);
+        }
+    };
+    walk(e.settings, "");
+    CHECK(v.number("train_batch_size") == v.number("train_micro_batch_size_per_gpu") * v.number("gradient_accumulation_steps") * c.layout.dp);
+    CHECK(v.has("bf16.enabled") != v.has("fp16.enabled"));
+    if (v.has("zero_optimization.offload_optimizer.device")) CHECK(v.number("zero_optimization.stage") >= 1);
+    // Whatever the config cannot hold is said beside it.
+    if (c.layout.pp > 1) CHECK(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) { return n.find("PipelineModule") != std::string::npos; }));
+    if (c.scenario.model.is_moe()) CHECK(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) { return n.find("ep_size") != std::string::npos; }));
+    if (c.scenario.training.precision.quantized())
+        CHECK(std::any_of(e.notes.begin(), e.notes.end(), [&](const std::string& n) {
+            return n.find(std::string(c.scenario.training.precision.name)) != std::string::npos;
+        }));
+}
+
+// A cost model that prefers what a framework's search must get right: deep pipelines with
+// interleaving and uneven stages, many microbatches, sharded optimizers; it fits anything.
+class PreferAll : public Evaluator {
+public:
+    explicit PreferAll(const Scenario& s) : s_(s) {}
+    PlanScore screen(const Layout& l) const override {
+        PlanScore p;
+        p.fits = true;
+        p.capacity_bytes = 80e9;
+        p.peak_memory_bytes = 1e9;
+        const bool uneven = l.stage_layers.front() != l.stage_layers[l.stage_layers.size() / 2];
+        p.mfu = static_cast<double>(l.pp * l.vp + l.ep + l.zero_stage * 3 + (uneven ? 5 : 0) + l.cp + (l.optimizer_offload ? 2 : 0) +
+                                    (l.recompute == Recompute::Selective ? 1 : 0)) /
+                1e4;
+        p.step_time_s = 1;
+        p.tokens_per_s = p.mfu;
+        return p;
+    }
+    PlanScore simulate(const Layout& l) const override { return screen(l); }
+
+private:
+    Scenario s_;
+};
+
+// Every preset with its own layout, and with the layout a search limited to `framework` picks.
+std::vector<Case> cases(const std::string& framework) {
+    std::vector<Case> out;
+    for (const auto& name : preset_names("scenarios")) {
+        Scenario s = load_scenario(data_dir() / "scenarios" / (name + ".json"));
+        out.push_back({s, resolve_layout(s, s.layout)});
+        Scenario open = s;
+        open.layout = LayoutSpec{};
+        open.training.framework = framework;
+        PlanOptions o;
+        o.simulate_top = 1;
+        o.threads = 2;
+        Planner p(open, o, [](const Scenario& sc) { return std::make_unique<PreferAll>(sc); });
+        const auto plans = p.finish(p.screen({0, 1}));
+        REQUIRE(!plans.empty());
+        out.push_back({open, plans.front().layout});
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("Megatron-LM: every preset's settings pass the flags and cross-flag checks of arguments.py at d98e8a64dd") {
+    const json data = load_data("megatron-args-d98e8a64dd.json");
+    for (const Case& c : cases("megatron-core-2024")) {
+        CAPTURE(c.scenario.name);
+        CAPTURE(layout_label(c.layout));
+        check_megatron(c, data);
+    }
+}
+
+TEST_CASE("torchtitan (config classes at b5bcd76c66 and TOML of v0.2.2): every preset passes its keys and checks") {
+    const json current = load_data("torchtitan-config-b5bcd76c66.json");
+    const json toml = load_data("torchtitan-toml-v0.2.2.json");
+    for (const Case& c : cases("torchtitan-2024")) {
+        CAPTURE(c.scenario.name);
+        CAPTURE(layout_label(c.layout));
+        check_torchtitan(c, current, EmitFormat::Torchtitan);
+        check_torchtitan(c, toml, EmitFormat::TorchtitanToml);
+    }
+}
+
+TEST_CASE("DeepSpeed: every preset's config passes the keys and batch checks of runtime/config.py at edaa722126") {
+    const json data = load_data("deepspeed-config-edaa722126.json");
+    for (const Case& c : cases("megatron-deepspeed-2022")) {
+        CAPTURE(c.scenario.name);
+        CAPTURE(layout_label(c.layout));
+        check_deepspeed(c, data);
+    }
+}
+
+TEST_CASE("Megatron exports: FSDP without --overlap-param-gather, offload with the precision-aware optimizer, MLA and MoE flags") {
+    const json data = load_data("megatron-args-d98e8a64dd.json");
+    Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-8b-h100.json");
+    Layout l = resolve_layout(s, s.layout);
+    l.zero_stage = 3;
+    l.tp = 1;
+    l.dp = 64;
+    l.sequence_parallel = false;
+    const Emitted fsdp = emit_plan(EmitFormat::Megatron, s, l);
+    const auto has = [](const Emitted& e, const std::string& f) {
+        return std::any_of(e.args.begin(), e.args.end(), [&](const auto& a) { return a.first == f; });
+    };
+    CHECK(has(fsdp, "--use-torch-fsdp2"));
+    CHECK_FALSE(has(fsdp, "--overlap-param-gather"));
+    CHECK_FALSE(has(fsdp, "--use-distributed-optimizer"));
+    check_megatron({s, l}, data);
+    l.zero_stage = 1;
+    l.optimizer_offload = true;
+    const Emitted offload = emit_plan(EmitFormat::Megatron, s, l);
+    CHECK(has(offload, "--optimizer-cpu-offload"));
+    CHECK(has(offload, "--use-precision-aware-optimizer"));
+    check_megatron({s, l}, data);
+
+    Scenario dsv3 = load_scenario(data_dir() / "scenarios" / "deepseek-v3-h100.json");
+    const Emitted d = emit_plan(EmitFormat::Megatron, dsv3, resolve_layout(dsv3, dsv3.layout));
+    for (const char* f : {"--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim",
+                          "--v-head-dim", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
+                          "--moe-shared-expert-intermediate-size", "--moe-layer-freq", "--expert-model-parallel-size", "--mtp-num-layers"})
+        CHECK_MESSAGE(has(d, f), f);
+    CHECK_FALSE(has(d, "--group-query-attention"));
+}
+
+TEST_CASE("emit --json carries the settings, the target version and the notes") {
+    Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-405b-h100.json");
+    const Layout l = resolve_layout(s, s.layout);
+    for (EmitFormat f : {EmitFormat::Megatron, EmitFormat::Torchtitan, EmitFormat::TorchtitanToml, EmitFormat::DeepSpeed}) {
+        const json doc = emit_plan(f, s, l).to_json();
+        CHECK(doc["format"] == emit_format_name(f));
+        CHECK(doc["target"].get<std::string>().find(emit_target(f).framework == std::string("deepspeed") ? "DeepSpeed" : "") != std::string::npos);
+        CHECK(doc.contains(f == EmitFormat::Megatron ? "args" : "settings"));
+        CHECK(doc["notes"].is_array());
+        CHECK(!doc["text"].get<std::string>().empty());
+    }
+    // ZeRO-1 with TP and PP is not torchtitan's: said next to the settings.
+    const Emitted t = emit_plan(EmitFormat::Torchtitan, s, [&] {
+        Layout z1 = l;
+        z1.zero_stage = 1;
+        return z1;
+    }());
+    CHECK(std::any_of(t.notes.begin(), t.notes.end(), [](const std::string& n) { return n.find("no ZeRO-1") != std::string::npos; }));
+    CHECK_THROWS_AS(parse_emit_format("megatorn"), InputError);
+}
+
+TEST_CASE("sextant plan end to end: the issue's scenario plans and emits one JSON document; bad flags exit 2") {
+    // Llama 3 70B on 1,024 H100s, batch 512, no layout (issue 15).
+    const auto dir = std::filesystem::temp_directory_path() / "sextant-plan-cli-test";
+    std::filesystem::create_directories(dir);
+    const json scenario = {{"model", "llama3-70b"},
+                           {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 1024}}},
+                           {"training", {{"seq_len", 8192}, {"global_batch", 512}, {"precision", "bf16"}}}};
+    std::ofstream(dir / "s.json") << scenario.dump();
+    const std::string plan = std::string(SEXTANT_BINARY) + " plan " + (dir / "s.json").string() + " --threads 2";
+    const auto out = (dir / "out.txt").string();
+    const auto status = [&](const std::string& flags) {
+        return WEXITSTATUS(std::system((plan + " " + flags + " >" + out + " 2>&1").c_str()));
+    };
+    REQUIRE(status("--emit megatron --json") == 0);
+    std::ifstream in(out);
+    const json doc = json::parse(in);
+    CHECK(doc["format"] == "megatron");
+    CHECK(doc["layout"]["dp"].get<std::int64_t>() * doc["layout"]["microbatch"].get<std::int64_t>() <= 512);
+    CHECK(doc["args"].is_array());
+    CHECK(doc["notes"].is_array());
+    CHECK(status("--framework torchtan") == 2);
+    CHECK(status("--memory-margin 2") == 2);
+    CHECK(status("--objective time_to_train") == 2);  // no token budget in the scenario
+    CHECK(status("--emit megatorn") == 2);
+    std::filesystem::remove_all(dir);
+}
