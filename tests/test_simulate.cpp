@@ -330,7 +330,14 @@ TEST_CASE("a published run's unknown framework runs on the nearest runtime profi
     CHECK(nearest_runtime_profile("meta-llama3-2024") == "megatron-core-2024");
     CHECK(nearest_runtime_profile("in-house") == "megatron-core-2024");
     CHECK(nearest_runtime_profile("NeMo-2022") == "nemo-2024");  // NeMo's own recipes first
-    CHECK(nearest_runtime_profile("nemo-2025") == "nemo-2024");
+    CHECK(nearest_runtime_profile("nemo-2027") == "nemo-2026");
+    // A run's container refines its framework label: NeMo 25.09 ran 2025's software.
+    CHECK(runtime_generation("nemo-2024", "framework_version=megatron-bridge/megatron-core (NeMo 25.09 container); GA 16") == "nemo-2025");
+    CHECK(runtime_generation("nemo-2024", "framework_version=NeMo 24.07; x") == "nemo-2024");
+    CHECK(runtime_generation("megatron-core-2024", "framework_version=megatron-core (dev/main 2025, Megatron-MoE-ModelZoo scripts); x") ==
+          "megatron-core-2025");
+    CHECK(runtime_generation("torchtitan-2024", "framework_version=torchtitan 820504e / torch 2.8 nightly; x") == "torchtitan-2024");
+    CHECK(runtime_generation("nemo-2024", "no version here") == "nemo-2024");
 }
 
 TEST_CASE("optimizer offload: the step moves gradients and weights over the host link and runs Adam on host DRAM") {

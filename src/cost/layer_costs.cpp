@@ -1,6 +1,7 @@
 #include "cost/layer_costs.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "cost/quantization.hpp"
 #include "memory/stage_params.hpp"
@@ -41,6 +42,12 @@ public:
           quantization_(quantization_cost(recipe.scaling, ctx.runtime.fp8_delayed_scaling)),
           frozen_(ctx.scenario.training.mode == TrainingMode::Lora) {}
     Kernels bf16_kernels() const { return Kernels(ctx_, precision_recipes().front()); }
+    // The same kernels on a MoE layer's expert path.
+    Kernels moe_kernels() const {
+        Kernels k = *this;
+        k.scale_ = ctx_.runtime.moe_efficiency * ctx_.profile.factors().moe;
+        return k;
+    }
 
     double gemm(double m, double n, double k) const {
         if (m < 1 || n < 1 || k < 1) return 0.0;
@@ -82,7 +89,7 @@ public:
     }
 
 private:
-    double efficiency() const { return ctx_.runtime.compute_efficiency; }
+    double efficiency() const { return ctx_.runtime.compute_efficiency * scale_; }
     double quantize_bytes(Producer p) const {
         return p == Producer::Fused ? quantization_.fused_bytes_per_element : quantization_.bytes_per_element;
     }
@@ -91,6 +98,7 @@ private:
     Precision precision_;
     QuantizationCost quantization_;
     bool frozen_;
+    double scale_ = 1.0;
 };
 
 // Attention projections: standard (GQA) or multi-head latent attention; under LoRA with rank-r
@@ -217,8 +225,9 @@ struct MoeParts {
     PhaseCost shared;         // the shared experts (shared_experts)
 };
 
-MoeParts moe_block(const CostContext& ctx, const Kernels& k, const Shapes& x, const Layout& l, const LayoutGroups& groups,
+MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const Shapes& x, const Layout& l, const LayoutGroups& groups,
                    PhaseCost& f, PhaseCost& b) {
+    const Kernels k = layer_kernels.moe_kernels();
     const PhaseCost before = f;
     const ModelSpec& m = ctx.scenario.model;
     const MoeSpec& e = m.moe;
@@ -250,7 +259,12 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& k, const Shapes& x, co
     f.memory += permutation;
     b.memory += permutation;
     const double bytes = routed * h * 2;
-    const double a2a = k.collective(CollectiveOp::AllToAll, bytes, groups.ep);
+    // DeepEP/HybridEP send a token once to each remote node holding one of its experts: with
+    // top-k experts spread evenly over D nodes, D (1 - (1 - 1/D)^k) of the k copies cross.
+    const double nodes = static_cast<double>(groups.ep.domains);
+    const double crossing = ctx.runtime.moe_node_dedup && nodes > 1
+                                ? nodes * (1 - std::pow(1 - 1 / nodes, d(e.top_k))) / d(e.top_k) : 1.0;
+    const double a2a = k.collective(CollectiveOp::AllToAll, bytes * crossing, groups.ep);
     const double etp = l.etp > 1 ? k.collective(CollectiveOp::AllGather, bytes * d(l.etp), groups.etp) +
                                        k.collective(CollectiveOp::ReduceScatter, bytes * d(l.etp), groups.etp)
                                  : 0.0;
@@ -370,12 +384,15 @@ PhaseCost output_cost(const CostContext& ctx, const Layout& l, bool backward) {
     const ModelSpec& m = ctx.scenario.model;
     PhaseCost f, b;
     k.linear(f, b, x.T, d(m.vocab) / x.tp, d(m.hidden));
-    // Vocab-parallel cross entropy as Megatron computes it, one kernel per step: per logit the
+    // A fused cross entropy (Transformer Engine's, Megatron's --cross-entropy-loss-fusion) reads
+    // the logits once and writes their gradient in place (2 + 2 B forward), which the backward
+    // scales (4 B). Unfused, Megatron's vocab-parallel cross entropy runs one kernel per step: per logit the
     // bf16 -> fp32 cast (2 + 4 B), max (4), subtract (8), exp (8), sum (4) and divide (8)
     // forward; scaling by the loss gradient (8) and the cast back (4 + 2) backward.
     const double logits = x.T * d(m.vocab) / x.tp;
-    f.memory += k.unfused(38 * logits) + k.memory(4 * x.norm_T * d(m.hidden));
-    b.memory += k.unfused(14 * logits);
+    const bool fused = ctx.runtime.fused_cross_entropy;
+    f.memory += k.unfused((fused ? 4 : 38) * logits) + k.memory(4 * x.norm_T * d(m.hidden));
+    b.memory += k.unfused((fused ? 4 : 14) * logits);
     return backward ? b : f;
 }
 

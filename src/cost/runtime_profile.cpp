@@ -15,6 +15,7 @@ constexpr FieldDef kRuntimeFields[] = {
     {"name", FieldType::String, "framework generation"},
     {"flash_attention", FieldType::Boolean, "fused flash attention (no s x s scores in memory)", "", "true"},
     {"memory_traffic_factor", FieldType::Number, "HBM traffic of memory-bound ops relative to unfused kernels", "", "1", 0.1, 2},
+    {"moe_efficiency", FieldType::Number, "share of the kernel throughput a MoE layer's expert path sustains (grouped GEMMs, routing, permutation)", "", "1", 0.1, 1.5},
     {"compute_efficiency", FieldType::Number, "kernel throughput this software generation sustains, relative to the calibration profile", "", "1", 0.1, 1.5},
     {"tp_overlap", FieldType::Number, "fraction of TP communication hidden behind GEMMs", "", "0", 0, 1},
     {"dp_grad_reduce_overlap", FieldType::Boolean, "gradient reduction overlaps backward", "", "true"},
@@ -28,6 +29,10 @@ constexpr FieldDef kRuntimeFields[] = {
     {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
     {"grad_dtype", FieldType::String, "gradient buffer and reduction dtype when the scenario's optimizer does not set one", "", "fp32",
      -1e300, 1e300, "fp32|bf16|fp16"},
+    {"moe_node_dedup", FieldType::Boolean,
+     "MoE dispatch sends a token once per remote node its experts are on (DeepEP, HybridEP) instead of once per expert (NCCL all-to-all)",
+     "", "false"},
+    {"fused_cross_entropy", FieldType::Boolean, "vocab-parallel cross entropy fused into one kernel (--cross-entropy-loss-fusion, TE's)", "", "false"},
     {"fp8_delayed_scaling", FieldType::Boolean,
      "per-tensor FP8 takes its scales from the amax history (delayed scaling) rather than a fresh amax pass (current scaling)", "", "false"},
     {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "", "true"},
@@ -126,6 +131,7 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.flash_attention = r.boolean("flash_attention").value_or(true);
     p.memory_traffic_factor = r.number("memory_traffic_factor").value_or(1.0);
     p.compute_efficiency = r.number("compute_efficiency").value_or(1.0);
+    p.moe_efficiency = r.number("moe_efficiency").value_or(1.0);
     p.overlap.tp = r.number("tp_overlap").value_or(0.0);
     p.overlap.dp_grad_reduce = r.boolean("dp_grad_reduce_overlap").value_or(true);
     p.overlap.dp_param_gather = r.boolean("dp_param_gather_overlap").value_or(true);
@@ -138,6 +144,8 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);
     p.zero3_reshard_with_pp = r.boolean("zero3_reshard_with_pp").value_or(true);
     p.fp8_delayed_scaling = r.boolean("fp8_delayed_scaling").value_or(false);
+    p.moe_node_dedup = r.boolean("moe_node_dedup").value_or(false);
+    p.fused_cross_entropy = r.boolean("fused_cross_entropy").value_or(false);
     p.grad_dtype = parse_precision(r.string("grad_dtype").value_or("fp32"));
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.source = r.string("source").value_or("");

@@ -43,12 +43,19 @@ struct RuntimeProfile {
     // Share of the calibration profile's kernel throughput (GEMM, attention, memory-bound) this
     // generation's software stack sustains; fitted per generation on runs that validate nothing.
     double compute_efficiency = 1.0;
+    // Share of that throughput a MoE layer's expert path sustains (grouped GEMMs over many small
+    // expert matrices, routing, permutation, dropless synchronisation); fitted per generation.
+    double moe_efficiency = 1.0;
     OverlapTraits overlap;
     double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
     double step_overhead_s = 0;          // per optimizer step: data loading, logging, host sync
     bool zero3_reshard_with_pp = true;   // ZeRO-3 frees gathered weights after forward under PP too
     bool fp8_delayed_scaling = false;    // per-tensor FP8 scales from the amax history, no amax pass
+    // MoE token dispatch: NCCL all-to-all sends every routed copy; DeepEP and HybridEP send a
+    // token once to each remote node its experts sit on and forward it over NVLink there.
+    bool moe_node_dedup = false;
+    bool fused_cross_entropy = false;    // the loss in one fused kernel (TE / Megatron cross-entropy fusion)
     Precision grad_dtype = Precision::Fp32;  // Megatron-LM forces fp32 gradients for bf16 training
     FrameworkFeatures features;
     std::string source;

@@ -14,13 +14,14 @@ namespace {
 double& factor_ref(ProfileFactors& f, const std::string& name) {
     if (name == "compute") return f.compute;
     if (name == "communication") return f.communication;
+    if (name == "moe") return f.moe;
     return f.overlap;
 }
 }  // namespace
 
 ProfileFit fit_profile(const std::vector<FitJob>& jobs, const std::vector<std::string>& factors) {
     if (jobs.empty()) throw InputError("runs", "", "no measured job to fit");
-    const std::vector<std::string> known = {"compute", "communication", "overlap"};
+    const std::vector<std::string> known = {"compute", "communication", "overlap", "moe"};
     for (const auto& f : factors)
         if (std::find(known.begin(), known.end(), f) == known.end())
             throw InputError("--factors", "\"" + f + "\"", "unknown factor; " + suggestion_text(f, known));
@@ -67,7 +68,8 @@ std::vector<FitJob> jobs_from_published_runs(const std::string& file) {
     for (std::size_t i = 0; i < report.runs.size(); ++i) {
         FitJob j;
         j.id = report.runs[i].id;
-        j.scenario = parse_scenario(doc["runs"][i], std::filesystem::path(file).parent_path());
+        // The same scenario validate simulates: the run's runtime generation included.
+        j.scenario = run_scenario(doc["runs"][i], "/runs/" + std::to_string(i), std::filesystem::path(file).parent_path());
         j.layout = report.runs[i].chosen;
         j.measured_step_time_s = report.runs[i].measured_step_time_s;
         jobs.push_back(std::move(j));

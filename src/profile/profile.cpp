@@ -49,6 +49,7 @@ constexpr FieldDef kFactorFields[] = {
     {"compute", FieldType::Number, "multiplier on achieved compute throughput", "", "1", 0.1, 2},
     {"communication", FieldType::Number, "multiplier on achieved communication bandwidth", "", "1", 0.1, 2},
     {"overlap", FieldType::Number, "multiplier on the communication that overlaps compute", "", "1", 0, 2},
+    {"moe", FieldType::Number, "multiplier on the MoE expert path's throughput (grouped GEMMs, routing, permutation)", "", "1", 0.1, 2},
 };
 
 struct GemmPoint {
@@ -162,6 +163,7 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         data->factors.compute = fr.number("compute").value_or(1.0);
         data->factors.communication = fr.number("communication").value_or(1.0);
         data->factors.overlap = fr.number("overlap").value_or(1.0);
+        data->factors.moe = fr.number("moe").value_or(1.0);
     }
     if (const json* c = r.raw("collectives"); c && !c->is_array())
         throw InputError(r.path_of("collectives"), value_text(*c), "must be an array");

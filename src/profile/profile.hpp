@@ -22,6 +22,9 @@ struct ProfileFactors {
     double compute = 1.0;
     double communication = 1.0;
     double overlap = 1.0;
+    // Multiplier on the MoE expert path (grouped GEMMs, routing, permutation): fitted to measured
+    // MoE steps, it becomes a runtime generation's moe_efficiency.
+    double moe = 1.0;
 };
 
 class CalibrationProfile {

@@ -1,6 +1,7 @@
 #include "validate/published_runs.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -15,6 +16,31 @@
 
 namespace sextant {
 
+// The runtime generation a published run ran on: its framework's, refined by the container its
+// notes name first ("framework_version=...", the published-runs/1 convention): a run labelled
+// nemo-2024 from a NeMo 25.09 container ran NeMo 2025's software, whose recipes, kernels and
+// fusions differ from 2024's.
+std::string runtime_generation(const std::string& framework, const std::string& notes) {
+    const std::string key = "framework_version=";
+    if (notes.rfind(key, 0) != 0) return nearest_runtime_profile(framework);
+    const std::string version = notes.substr(key.size(), notes.find(';') == std::string::npos ? std::string::npos : notes.find(';') - key.size());
+    const auto digits = [&](std::size_t at, std::size_t n) {
+        return at + n <= version.size() &&
+               std::all_of(version.begin() + static_cast<std::ptrdiff_t>(at), version.begin() + static_cast<std::ptrdiff_t>(at + n),
+                           [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    };
+    // "NeMo 25.09": the container's year.
+    if (const auto at = version.find("NeMo "); at != std::string::npos && digits(at + 5, 2) && framework.rfind("nemo", 0) == 0)
+        return nearest_runtime_profile("nemo-20" + version.substr(at + 5, 2));
+    // A year the version names ("dev/main 2025", "(2025)"): that year's generation of the family.
+    for (std::size_t at = 0; at + 4 <= version.size(); ++at)
+        if (version.compare(at, 2, "20") == 0 && digits(at, 4) && (at + 4 == version.size() || !std::isdigit(static_cast<unsigned char>(version[at + 4]))) &&
+            (at == 0 || !std::isdigit(static_cast<unsigned char>(version[at - 1]))))
+            return nearest_runtime_profile(framework.substr(0, framework.rfind('-') == std::string::npos ? framework.size() : framework.rfind('-')) + "-" +
+                                           version.substr(at, 4));
+    return nearest_runtime_profile(framework);
+}
+
 namespace {
 // The planner's search of a whole published layout: tokens/s, the best 20 simulated, and no
 // memory margin (the published layout ran, so the planner is held to the same memory).
@@ -25,6 +51,12 @@ PlanOptions whole_layout_options() {
     options.threads = std::max(1u, std::thread::hardware_concurrency());
     options.memory_margin = 0;
     return options;
+}
+
+std::string run_runtime(const json& run) {
+    const std::string published = run.contains("framework") && run["framework"].is_string() ? run["framework"].get<std::string>() : "";
+    const std::string notes = run.contains("notes") && run["notes"].is_string() ? run["notes"].get<std::string>() : "";
+    return runtime_generation(published, notes);
 }
 
 std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
@@ -63,7 +95,7 @@ void rate_planner(const Scenario& s, RunValidation& v) {
 
 RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner) {
     const std::string published_framework = run.contains("framework") && run["framework"].is_string() ? run["framework"].get<std::string>() : "";
-    const bool other_framework = nearest_runtime_profile(published_framework) != published_framework;
+    const bool other_framework = run_runtime(run) != published_framework;
     const Scenario s = run_scenario(run, path, base);
     if (!run.contains("measured") || !run["measured"].contains("step_time_s") || !run["measured"]["step_time_s"].is_number())
         throw InputError(path + "/measured/step_time_s", "", "is required: the measured seconds per step");
@@ -100,7 +132,7 @@ Scenario run_scenario(const json& run, const std::string& path, const std::files
     // A framework Sextant has no runtime profile for runs on the nearest one, and says so.
     json doc = run;
     const std::string published_framework = run.contains("framework") && run["framework"].is_string() ? run["framework"].get<std::string>() : "";
-    if (nearest_runtime_profile(published_framework) != published_framework) doc["framework"] = nearest_runtime_profile(published_framework);
+    if (run_runtime(run) != published_framework) doc["framework"] = run_runtime(run);
     try {
         return parse_scenario(doc, base);
     } catch (const InputError& e) {

@@ -48,6 +48,10 @@ Scenario run_scenario(const json& run, const std::string& path, const std::files
 // layout open (the knobs its framework implements; no memory margin: the published layouts ran).
 std::pair<double, Layout> planner_best(const Scenario& scenario);
 
+// The runtime generation (calibration/runtime/) a published run ran on: the nearest profile to its
+// framework, refined by the NeMo container its notes name ("framework_version=... NeMo 25.09 ...").
+std::string runtime_generation(const std::string& framework, const std::string& notes);
+
 // Each run is validated on its own: one the tool cannot read (an unknown GPU, a broken layout)
 // carries its error and the others still count.
 ValidationReport validate_runs(const std::filesystem::path& file, bool with_planner = false);
