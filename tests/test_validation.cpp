@@ -250,7 +250,7 @@ TEST_CASE("rule: model presets are known, with suggestions") {
 TEST_CASE("rule: the framework generation is known") {
     json d = base();
     d["framework"] = "megatron-core-2052";
-    expect(d, "/framework", "did you mean 'megatron-core-2025'");
+    expect(d, "/framework", "unknown framework generation");
 }
 
 TEST_CASE("rule: unknown keys fail with the closest valid ones, at any depth") {
