@@ -76,6 +76,7 @@ void print_check(const std::string& file, bool as_json) {
     if (as_json) {
         json doc = {{"valid", true},
                     {"model", s.model.name},
+                    {"model_source", s.model.source},
                     {"params", p.total()},
                     {"active_params", p.active(s.model)},
                     {"gpus", s.cluster.gpus}};
@@ -90,6 +91,7 @@ void print_check(const std::string& file, bool as_json) {
     std::cout << file << ": valid\n"
               << "  model   " << s.model.name << ", " << format_count(p.total()) << " parameters";
     if (s.model.is_moe()) std::cout << " (" << format_count(p.active(s.model)) << " active)";
+    if (!s.model.source.empty()) std::cout << "\n          " << s.model.source;
     std::cout << "\n  cluster " << s.cluster.gpus << " x " << s.cluster.gpu.name << "\n";
     if (l)
         std::cout << "  layout  tp " << l->tp << ", pp " << l->pp << ", dp " << l->dp << ", cp " << l->cp

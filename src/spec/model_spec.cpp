@@ -63,6 +63,9 @@ constexpr FieldDef kWindowFields[] = {
     {"layers", FieldType::Any,
      "which layers are windowed: \"all\", \"alternate\" (1 windowed, 1 full, from the first layer; text after "
      "\"alternate:\" is a comment) or {\"local\": a, \"global\": b} (a windowed, then b full, repeating)", "", "alternate"},
+    {"chunked", FieldType::Boolean,
+     "windowed layers attend within aligned blocks of `tokens` positions (Llama 4's chunked attention), "
+     "not to the last `tokens`", "", "false"},
 };
 
 constexpr FieldDef kWindowPatternFields[] = {
@@ -95,6 +98,7 @@ SlidingWindow parse_window(const json& object, const std::string& path) {
     } else {
         throw InputError(r.path_of("layers"), value_text(*layers), rule);
     }
+    w.chunked = r.boolean("chunked").value_or(false);
     return w;
 }
 
@@ -166,8 +170,13 @@ bool ModelSpec::layer_is_windowed(std::int64_t layer) const {
 double ModelSpec::mean_causal_keys(std::int64_t layer, std::int64_t seq) const {
     const double s = static_cast<double>(seq);
     if (!layer_is_windowed(layer) || window.tokens >= seq) return (s + 1) / 2;
-    // Query i sees min(i + 1, W) keys: W - W(W - 1) / (2 s) on average.
     const double w = static_cast<double>(window.tokens);
+    if (window.chunked) {
+        // n whole blocks of W see W(W + 1) / 2 keys each, the last r queries r(r + 1) / 2.
+        const double n = static_cast<double>(seq / window.tokens), r = s - n * w;
+        return (n * w * (w + 1) / 2 + r * (r + 1) / 2) / s;
+    }
+    // Query i sees min(i + 1, W) keys: W - W(W - 1) / (2 s) on average.
     return w - w * (w - 1) / (2 * s);
 }
 

@@ -28,11 +28,14 @@ struct LatentAttention {
 
 // Banded (local) attention: a windowed layer attends to the last `tokens` positions only. The
 // pattern repeats `local` windowed layers then `global` full ones (gpt-oss and Gemma 2 alternate
-// 1:1 starting with a windowed layer; Gemma 3 runs 5:1).
+// 1:1 starting with a windowed layer; Gemma 3 runs 5:1). Chunked attention (Llama 4, 3:1) cuts
+// the sequence into aligned blocks of `tokens` instead: a query sees only the keys of its own
+// block, so the first query of each block sees one key, not `tokens`.
 struct SlidingWindow {
     std::int64_t tokens = 0;  // 0: no layer is windowed
     std::int64_t local = 1;
     std::int64_t global = 0;
+    bool chunked = false;
 };
 
 struct MoeSpec {
