@@ -63,6 +63,8 @@ struct NetworkModel::Impl {
     CommCalibration calibration;
     double factor = 1.0;  // scales every bandwidth term at cost time, so group shapes do not depend on it
     std::shared_ptr<const ClusterGraph> graph;
+    std::shared_ptr<const MeasuredCollectives> measured;  // null: no measured sweeps
+    std::vector<FittedConstant> fitted;
     Impl(const ClusterSpec& c, const CommCalibration& k, double f)
         : cluster(c), calibration(k), factor(f), graph(std::make_shared<const ClusterGraph>(c)) {}
 
@@ -71,15 +73,30 @@ struct NetworkModel::Impl {
     double network_latency() const { return calibration.network_latency_us * 1e-6; }
 
     Candidates candidates(CollectiveOp op, double S, const GroupShape& g) const;
+    // The fastest candidate and protocol: seconds, and its "algorithm/protocol" name.
+    std::pair<double, std::string_view> fastest(CollectiveOp op, double S, const GroupShape& g, double bandwidth_factor) const;
 };
 
 NetworkModel::NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor)
     : impl_(std::make_unique<Impl>(cluster, calibration, communication_factor)) {}
+
+NetworkModel::NetworkModel(const ClusterSpec& cluster, const CalibrationProfile& profile)
+    : NetworkModel(cluster, profile.comm(), profile.factors().communication) {
+    if (profile.collective_sweeps().empty()) return;
+    auto measured = std::make_shared<const MeasuredCollectives>(profile.collective_sweeps());
+    FittedComm comm = fitted_comm_calibration(profile.comm(), *measured, cluster.gpu, cluster.fabric.nic_gbps_per_gpu);
+    // The graph itself does not depend on the calibration; only the shapes analysed on it do.
+    impl_->calibration = comm.calibration;
+    impl_->fitted = std::move(comm.constants);
+    impl_->measured = std::move(measured);
+}
 NetworkModel::~NetworkModel() = default;
 NetworkModel::NetworkModel(NetworkModel&&) noexcept = default;
 NetworkModel& NetworkModel::operator=(NetworkModel&&) noexcept = default;
 
 const ClusterGraph& NetworkModel::graph() const { return *impl_->graph; }
+const CommCalibration& NetworkModel::calibration() const { return impl_->calibration; }
+const std::vector<FittedConstant>& NetworkModel::fitted_constants() const { return impl_->fitted; }
 
 NetworkModel NetworkModel::with_factor(double communication_factor) const {
     NetworkModel copy(*this);
@@ -157,6 +174,35 @@ Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const Group
     return out;
 }
 
+std::pair<double, std::string_view> NetworkModel::Impl::fastest(CollectiveOp op, double S, const GroupShape& g,
+                                                                double bandwidth_factor) const {
+    double best_time = std::numeric_limits<double>::infinity();
+    std::string_view name;
+    for (const Candidate& c : candidates(op, S, g)) {
+        for (std::size_t i = 0; i < kProtocols.size(); ++i) {
+            const Protocol& p = kProtocols[i];
+            if (c.simple_only && !p.pipeline_ramp) continue;
+            const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
+            const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * bandwidth_factor) * ramp;
+            if (t < best_time) {
+                best_time = t;
+                name = kNames[static_cast<std::size_t>(c.algorithm)][i];
+            }
+        }
+    }
+    return {best_time, name};
+}
+
+namespace {
+// Which measured span a group's idle time is read from: one NVLink domain, one GPU per domain
+// (a rail, whatever leaves it crosses: idle, a rail group and a cross-leaf one move alike), or
+// several GPUs on each of several domains.
+MeasuredSpan measured_span(const GroupShape& g) {
+    if (g.domains == 1) return MeasuredSpan::Node;
+    return g.per_domain == 1 ? MeasuredSpan::Rail : MeasuredSpan::Cluster;
+}
+}  // namespace
+
 CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupShape& shape) const {
     CollectiveResult best;
     const double S = std::max(bytes.value(), 1.0);
@@ -164,21 +210,20 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupSha
         best.algorithm = "none";
         return best;
     }
-    double best_time = std::numeric_limits<double>::infinity();
-    for (const Candidate& c : impl_->candidates(op, S, shape)) {
-        for (std::size_t i = 0; i < kProtocols.size(); ++i) {
-            const Protocol& p = kProtocols[i];
-            if (c.simple_only && !p.pipeline_ramp) continue;
-            const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
-            const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * impl_->factor) * ramp;
-            if (t < best_time) {
-                best_time = t;
-                best.algorithm = kNames[static_cast<std::size_t>(c.algorithm)][i];
-            }
+    auto [seconds, algorithm] = impl_->fastest(op, S, shape, impl_->factor);
+    if (impl_->measured && shape.ranks > 1) {
+        // A measurement is one group on an idle fabric at the fitted factor 1: the model's time
+        // of this group among its concurrent groups, at the fitted factor, over its time alone
+        // carries contention and the factor on top of it.
+        if (const auto idle = impl_->measured->idle_time(nccl_test_op(op), measured_span(shape), shape.ranks, shape.domains, S)) {
+            const double alone = impl_->fastest(op, S, shape.alone(), 1.0).first;
+            seconds = idle->seconds * seconds / alone;
+            algorithm = idle->basis == MeasuredTime::Basis::Interpolated ? "measured" : "measured-fit";
         }
     }
-    best.time = Seconds(best_time);
-    best.algbw_gbps = S / best_time / 1e9;
+    best.time = Seconds(seconds);
+    best.algorithm = algorithm;
+    best.algbw_gbps = S / seconds / 1e9;
     best.busbw_gbps = best.algbw_gbps * bus_factor(op, shape.ranks);
     return best;
 }
@@ -187,18 +232,20 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupPla
     return cost(op, bytes, analyse(group, op == CollectiveOp::AllToAll));
 }
 
-double bus_factor(CollectiveOp op, std::int64_t ranks) {
+NcclTestOp nccl_test_op(CollectiveOp op) {
     switch (op) {
-        case CollectiveOp::AllReduce: return busbw_factor(NcclTestOp::AllReduce, ranks);
-        case CollectiveOp::AllGather: return busbw_factor(NcclTestOp::AllGather, ranks);
-        case CollectiveOp::ReduceScatter: return busbw_factor(NcclTestOp::ReduceScatter, ranks);
-        case CollectiveOp::Broadcast: return busbw_factor(NcclTestOp::Broadcast, ranks);
-        case CollectiveOp::Reduce: return busbw_factor(NcclTestOp::Reduce, ranks);
-        case CollectiveOp::AllToAll: return busbw_factor(NcclTestOp::AllToAll, ranks);
-        case CollectiveOp::SendRecv: return busbw_factor(NcclTestOp::SendRecv, ranks);
+        case CollectiveOp::AllReduce: return NcclTestOp::AllReduce;
+        case CollectiveOp::AllGather: return NcclTestOp::AllGather;
+        case CollectiveOp::ReduceScatter: return NcclTestOp::ReduceScatter;
+        case CollectiveOp::Broadcast: return NcclTestOp::Broadcast;
+        case CollectiveOp::Reduce: return NcclTestOp::Reduce;
+        case CollectiveOp::AllToAll: return NcclTestOp::AllToAll;
+        case CollectiveOp::SendRecv: return NcclTestOp::SendRecv;
     }
-    return 1.0;
+    return NcclTestOp::AllReduce;
 }
+
+double bus_factor(CollectiveOp op, std::int64_t ranks) { return busbw_factor(nccl_test_op(op), ranks); }
 
 std::string op_name(CollectiveOp op) {
     switch (op) {

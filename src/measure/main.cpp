@@ -1,7 +1,6 @@
 // sextant-calibrate: measures GEMM, memory-bound kernels and NCCL collectives on this machine's
 // GPUs and writes a calibration profile (calibration/README.md explains the steps).
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "attention_bench.hpp"
 #include "environment.hpp"
 #include "gemm_bench.hpp"
@@ -16,6 +16,7 @@
 #include "mpi_collectives.hpp"
 #include "nccl_bench.hpp"
 #include "plan.hpp"
+#include "profile/collective_sweeps.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 
@@ -107,8 +108,7 @@ json measure_attention_points(const MeasurePlan& plan, std::string& failure) {
 
 // The measured sections replace the published ones of the GPU's shipped profile; what this
 // version does not measure (the comm section) stays, and the provenance says so.
-json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan,
-                   const std::vector<CollectivePoint>& collectives) {
+json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan, std::vector<CollectiveSweep> collectives) {
     json doc = load_preset("calibration", gpu.name, "--gpu");
     const Provenance provenance = measured_provenance(o.command);
     std::string attention_failure;
@@ -148,11 +148,12 @@ json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan
     // Large buffers only: the profile describes streaming kernels, not cache-resident ones.
     doc["memory"] = {{"copy_tbps", best.copy_tbps}, {"elementwise_tbps", best.elementwise_tbps}};
     doc["collectives"] = json::array();
-    for (const CollectivePoint& c : collectives) {
-        std::printf("%s %s %d GPUs %.0f B: %.1f us, busbw %.2f GB/s\n", std::string(nccl_test_op_name(c.op)).c_str(),
-                    group_kind_name(c.group).c_str(), int(c.ranks), c.bytes, c.time_us, c.busbw_gbps);
-        doc["collectives"].push_back({{"op", nccl_test_op_name(c.op)}, {"ranks", c.ranks}, {"group", group_kind_name(c.group)},
-                                      {"bytes", c.bytes}, {"time_us", c.time_us}, {"busbw_gbps", c.busbw_gbps}});
+    for (CollectiveSweep& c : collectives) {
+        c.provenance = {"measured", "sextant-calibrate", "", provenance.date, "clock", provenance.nccl, provenance.hosts,
+                        provenance.gpu, provenance.command, false};
+        for (const CollectiveSample& s : c.samples)
+            std::printf("%s %.0f B: %.1f us, busbw %.2f GB/s\n", sweep_label(c).c_str(), s.bytes, s.time_us, sample_busbw_gbps(c, s));
+        doc["collectives"].push_back(collective_sweep_json(c));
     }
     CalibrationProfile::from_json(doc, "", gpu);  // what we write must read back
     return doc;
@@ -179,7 +180,7 @@ int run(int argc, char** argv, const std::optional<MpiJob>& job) {
                              "Use --dry-run to see the plan.\n", why.c_str());
         return 2;
     }
-    std::vector<CollectivePoint> collectives;
+    std::vector<CollectiveSweep> collectives;
     if (job && job->size > 1) {
         // One process per GPU: every rank joins the collectives, rank 0 measures its own GPU
         // and writes the profile.
@@ -188,8 +189,8 @@ int run(int argc, char** argv, const std::optional<MpiJob>& job) {
     } else {
         collectives = measure_node_collectives(plan, devices);
     }
-    const json doc = build_profile(o, gpu, plan, collectives);
-    std::ofstream(o.out) << doc.dump(1) << "\n";
+    const json doc = build_profile(o, gpu, plan, std::move(collectives));
+    write_output_file(o.out, doc.dump(1) + "\n", "--out");
     std::printf("wrote %s\n", o.out.c_str());
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "profile/collective_sweeps.hpp"
 #include "spec/presets.hpp"
 
 namespace sextant {
@@ -18,7 +19,7 @@ constexpr FieldDef kProfileFields[] = {
     {"gemm", FieldType::Object, "GEMM points per precision: {bf16: [{m, n, k, tflops}], ...}"},
     {"attention", FieldType::Array, "flash attention points [{seq, head_dim, causal, fwd_tflops, bwd_tflops}]"},
     {"memory", FieldType::Object, "{copy_tbps, elementwise_tbps}"},
-    {"collectives", FieldType::Array, "nccl-tests style points [{op, ranks, group, bytes, time_us, busbw_gbps}]"},
+    {"collectives", FieldType::Array, "measured sweeps [{op, span, ranks, nodes, provenance, points: [{bytes, time_us, busbw_gbps}]}]"},
     {"comm", FieldType::Object, "collective model calibration"},
     {"factors", FieldType::Object, "fitted multipliers {compute, communication, overlap}"},
 };
@@ -82,6 +83,7 @@ struct CalibrationProfile::Data {
     std::vector<AttentionPoint> attention;
     double memory_tbps = 0;
     CommCalibration comm;
+    std::vector<CollectiveSweep> collectives;
     ProfileFactors factors;
     std::string source;
 };
@@ -163,8 +165,7 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         data->factors.communication = fr.number("communication").value_or(1.0);
         data->factors.overlap = fr.number("overlap").value_or(1.0);
     }
-    if (const json* c = r.raw("collectives"); c && !c->is_array())
-        throw InputError(r.path_of("collectives"), value_text(*c), "must be an array");
+    if (const json* c = r.raw("collectives")) data->collectives = parse_collective_sweeps(*c, r.path_of("collectives"));
     CalibrationProfile profile;
     profile.data_ = std::move(data);
     return profile;
@@ -215,6 +216,7 @@ double CalibrationProfile::attention_tflops(Precision, std::int64_t seq, std::in
 
 double CalibrationProfile::memory_tbps() const { return data_->memory_tbps * data_->factors.compute; }
 const CommCalibration& CalibrationProfile::comm() const { return data_->comm; }
+const std::vector<CollectiveSweep>& CalibrationProfile::collective_sweeps() const { return data_->collectives; }
 const ProfileFactors& CalibrationProfile::factors() const { return data_->factors; }
 const GpuSpec& CalibrationProfile::gpu() const { return data_->gpu; }
 const std::string& CalibrationProfile::source() const { return data_->source; }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "profile/comm_calibration.hpp"
+#include "profile/measurements.hpp"
 #include "spec/hardware_spec.hpp"
 
 namespace sextant {
@@ -40,6 +41,8 @@ public:
     // Achieved HBM bandwidth of memory-bound kernels (norms, elementwise, optimizer), TB/s.
     double memory_tbps() const;
     const CommCalibration& comm() const;
+    // Measured collective sweeps (nccl-tests logs, sextant-calibrate); empty for published profiles.
+    const std::vector<CollectiveSweep>& collective_sweeps() const;
     const ProfileFactors& factors() const;
     CalibrationProfile with_factors(const ProfileFactors& factors) const;
 
