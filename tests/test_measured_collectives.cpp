@@ -139,11 +139,17 @@ TEST_CASE("node and rail sweeps refit the fabric constants the model uses where 
     const auto rail = alpha_beta_sweep(NcclTestOp::AllGather, MeasuredSpan::Rail, 4, 4, 8.0, 42.0);
     const NetworkModel m(c, measured_profile(c, {ag, ar, rail}));
     const CommCalibration& k = m.calibration();
-    CHECK(k.nvlink_ring_efficiency == doctest::Approx(342.0 / 450.0));
-    CHECK(k.nvlink_latency_us == doctest::Approx(2.5));
-    CHECK(k.nvls_allreduce_efficiency == doctest::Approx(455.0 / 1.75 * 1.75 / 450.0));
-    CHECK(k.nic_efficiency == doctest::Approx(42.0 / 50.0));
-    CHECK(k.network_latency_us == doctest::Approx(8.0));
+    // The model inverted at the ends of each curve: busbw at 16 GiB with Simple's ramp
+    // S / (S + 24 MiB) undone, the step latency at 1 KiB.
+    const double big = 16.0 * (1u << 30), ramp = 1 + 24.0 * (1 << 20) / big;
+    const auto busbw = [&](const CollectiveSweep& s) { return big * busbw_factor(s.op, s.ranks) / (s.samples.back().time_us * 1e3); };
+    const auto step_us = [&](const CollectiveSweep& s) { return s.samples.front().time_us / latency_steps(s.op, s.ranks); };
+    CHECK(k.nvlink_ring_efficiency == doctest::Approx(busbw(ag) * ramp / 450.0));
+    CHECK(k.nvlink_ring_efficiency == doctest::Approx(342.0 / 450.0).epsilon(0.003));
+    CHECK(k.nvlink_latency_us == doctest::Approx(step_us(ag)));
+    CHECK(k.nvls_allreduce_efficiency == doctest::Approx(busbw(ar) / 1.75 * ramp * 1.75 / 450.0));
+    CHECK(k.nic_efficiency == doctest::Approx(busbw(rail) * ramp / 50.0));
+    CHECK(k.network_latency_us == doctest::Approx(step_us(rail)));
     CHECK(m.fitted_constants().size() == 5);
     // An unmeasured op on a measured span runs on the refitted constants: the same as the model
     // built from them directly.

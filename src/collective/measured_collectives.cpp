@@ -132,104 +132,53 @@ const MeasuredCollectives::Curve* MeasuredCollectives::curve(NcclTestOp op, Meas
     return nullptr;
 }
 
-std::optional<MeasuredTime> MeasuredCollectives::idle_time(NcclTestOp op, MeasuredSpan span, std::int64_t ranks,
-                                                           std::int64_t nodes, double bytes) const {
-    const AlphaBetaFit* f = fit(op, span);
-    const Curve* c = curve(op, span, ranks, nodes);
-    if (!c) {
-        if (!f) return std::nullopt;
-        return MeasuredTime{f->seconds(ranks, bytes), MeasuredTime::Basis::Fitted};
+const MeasuredCollectives::Curve* MeasuredCollectives::nearest(NcclTestOp op, MeasuredSpan span, std::int64_t ranks) const {
+    const Curve* best = nullptr;
+    double best_distance = 0;
+    for (const Curve& c : curves_) {
+        if (c.op != op || c.span != span) continue;
+        const double distance = std::abs(std::log(d(c.ranks)) - std::log(d(ranks)));
+        if (!best || distance < best_distance || (distance == best_distance && c.ranks > best->ranks)) {
+            best = &c;
+            best_distance = distance;
+        }
     }
-    const auto& x = c->bytes;
-    const auto& y = c->seconds;
-    // Beyond the measured sizes the curve continues along the fitted law's shape from its last
-    // point (or, without a fit, at the edge's time below and the edge's bandwidth above).
+    return best;
+}
+
+// The curve at `bytes`: log-log between measured sizes; beyond them along the fitted law's shape
+// from the edge point (or, without a fit, at the edge's time below and its bandwidth above).
+double MeasuredCollectives::interpolate(const Curve& c, double bytes) const {
+    const AlphaBetaFit* f = fit(c.op, c.span);
+    const auto& x = c.bytes;
+    const auto& y = c.seconds;
     const auto beyond = [&](std::size_t edge) {
-        if (f) return y[edge] * f->seconds(ranks, bytes) / f->seconds(ranks, x[edge]);
+        if (f) return y[edge] * f->seconds(c.ranks, bytes) / f->seconds(c.ranks, x[edge]);
         return bytes < x[edge] ? y[edge] : y[edge] * bytes / x[edge];
     };
-    double seconds = 0;
-    if (bytes <= x.front()) seconds = bytes == x.front() ? y.front() : beyond(0);
-    else if (bytes >= x.back()) seconds = bytes == x.back() ? y.back() : beyond(x.size() - 1);
-    else {
-        const std::size_t hi = static_cast<std::size_t>(std::upper_bound(x.begin(), x.end(), bytes) - x.begin());
-        seconds = log_lerp(x[hi - 1], y[hi - 1], x[hi], y[hi], bytes);
-    }
-    return MeasuredTime{seconds, MeasuredTime::Basis::Interpolated};
+    if (bytes <= x.front()) return bytes == x.front() ? y.front() : beyond(0);
+    if (bytes >= x.back()) return bytes == x.back() ? y.back() : beyond(x.size() - 1);
+    const std::size_t hi = static_cast<std::size_t>(std::upper_bound(x.begin(), x.end(), bytes) - x.begin());
+    return log_lerp(x[hi - 1], y[hi - 1], x[hi], y[hi], bytes);
 }
 
-namespace {
-// The mean of one fitted quantity over the fits of `ops` on `span`, with the fit set named.
-struct Mean {
-    double value = 0;
-    std::string fit_set;
-};
-
-template <class Quantity>
-std::optional<Mean> mean_over(const MeasuredCollectives& m, MeasuredSpan span, const std::vector<NcclTestOp>& ops,
-                              Quantity quantity) {
-    double sum = 0;
-    int count = 0;
-    std::string set;
-    for (NcclTestOp op : ops) {
-        const AlphaBetaFit* f = m.fit(op, span);
-        if (!f) continue;
-        sum += quantity(*f);
-        ++count;
-        std::string ranks;
-        for (std::size_t i : f->sweeps) ranks += (ranks.empty() ? "" : ", ") + std::to_string(m.sweeps()[i].ranks);
-        set += (set.empty() ? "" : "; ") + std::string(nccl_test_op_name(op)) + " over " +
-               std::string(measured_span_name(span)) + " (" + ranks + " ranks)";
-    }
-    if (count == 0) return std::nullopt;
-    return Mean{sum / count, set};
+std::optional<MeasuredTime> MeasuredCollectives::idle_time(NcclTestOp op, MeasuredSpan span, std::int64_t ranks,
+                                                           std::int64_t nodes, double bytes) const {
+    if (const Curve* c = curve(op, span, ranks, nodes)) return MeasuredTime{interpolate(*c, bytes), MeasuredTime::Basis::Interpolated};
+    // Another rank count: its measured curve carries the protocol changes over sizes that no
+    // two-term law does; the fitted law carries it from that rank count to this one.
+    const AlphaBetaFit* f = fit(op, span);
+    const Curve* c = nearest(op, span, ranks);
+    if (!f || !c) return std::nullopt;
+    return MeasuredTime{interpolate(*c, bytes) * f->seconds(ranks, bytes) / f->seconds(c->ranks, bytes),
+                        MeasuredTime::Basis::Fitted};
 }
 
-std::int64_t largest_ranks(const MeasuredCollectives& m, const AlphaBetaFit& f) {
-    std::int64_t n = 2;
-    for (std::size_t i : f.sweeps) n = std::max(n, m.sweeps()[i].ranks);
-    return n;
-}
-}  // namespace
-
-FittedComm fitted_comm_calibration(const CommCalibration& published, const MeasuredCollectives& m, const GpuSpec& gpu,
-                                   double nic_gbps) {
-    FittedComm out{published, {}};
-    CommCalibration& c = out.calibration;
-    const auto set = [&](const char* name, double& field, std::optional<Mean> mean, double lo, double hi) {
-        if (!mean) return;
-        const double value = std::clamp(mean->value, lo, hi);
-        out.constants.push_back({name, field, value, mean->fit_set});
-        field = value;
-    };
-    // Ring collectives over NVLink: busbw = NVLink rate x ring efficiency (the model's ring).
-    // All-reduce is a ring only where NVLS is absent.
-    std::vector<NcclTestOp> ring_ops = {NcclTestOp::AllGather, NcclTestOp::ReduceScatter};
-    if (!gpu.nvls) ring_ops.push_back(NcclTestOp::AllReduce);
-    set("nvlink_ring_efficiency", c.nvlink_ring_efficiency,
-        mean_over(m, MeasuredSpan::Node, ring_ops, [&](const AlphaBetaFit& f) { return f.busbw_gbps / gpu.nvlink_gbps; }), 0.05, 1.0);
-    set("nvlink_latency_us", c.nvlink_latency_us,
-        mean_over(m, MeasuredSpan::Node, ring_ops, [](const AlphaBetaFit& f) { return f.step_latency_us; }), 0.0, 1e6);
-    if (gpu.nvls) {
-        // The model's NVLS all-reduce runs at algbw = NVLink rate x efficiency / 1.75 (the
-        // efficiency is the 8-GPU busbw over the line rate): read it at the largest measured group.
-        set("nvls_allreduce_efficiency", c.nvls_allreduce_efficiency,
-            mean_over(m, MeasuredSpan::Node, {NcclTestOp::AllReduce},
-                      [&](const AlphaBetaFit& f) {
-                          const std::int64_t n = largest_ranks(m, f);
-                          return f.busbw_gbps / busbw_factor(f.op, n) * 1.75 / gpu.nvlink_gbps;
-                      }),
-            0.05, 2.0);
-    }
-    // One GPU per node: every collective is bound by the GPU's NIC.
-    const std::vector<NcclTestOp> rail_ops = {NcclTestOp::AllGather, NcclTestOp::ReduceScatter, NcclTestOp::AllReduce};
-    if (nic_gbps > 0)
-        set("nic_efficiency", c.nic_efficiency,
-            mean_over(m, MeasuredSpan::Rail, rail_ops, [&](const AlphaBetaFit& f) { return f.busbw_gbps / (nic_gbps / 8.0); }),
-            0.05, 1.0);
-    set("network_latency_us", c.network_latency_us,
-        mean_over(m, MeasuredSpan::Rail, rail_ops, [](const AlphaBetaFit& f) { return f.step_latency_us; }), 0.0, 1e6);
-    return out;
+std::string MeasuredCollectives::Curve::label() const {
+    std::string out = std::string(nccl_test_op_name(op)) + " over " + std::string(measured_span_name(span)) + " (" +
+                      std::to_string(ranks) + " ranks";
+    if (span == MeasuredSpan::Cluster) out += ", " + std::to_string(nodes) + " nodes";
+    return out + ")";
 }
 
 }  // namespace sextant

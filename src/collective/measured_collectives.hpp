@@ -3,17 +3,16 @@
 // collective on an idle fabric (what nccl-tests measures); the network model puts its contention
 // on top. Three tiers, most specific first:
 //   1. a sweep of this op on this many ranks over this span: interpolated in size, log-log;
-//   2. sweeps of this op over this span at other rank counts: the latency-bandwidth law fitted to
-//      all of them (alpha per ring step, one bus bandwidth), evaluated at this rank count;
-//   3. neither: the model, with the fabric constants the sweeps imply (fitted_comm_calibration).
+//   2. sweeps of this op over this span at other rank counts: the nearest rank count's sweep,
+//      scaled by the latency-bandwidth law fitted to all of them (alpha per ring step, one bus
+//      bandwidth) from that rank count to this one;
+//   3. neither: the model, with the fabric constants the sweeps imply (network_model.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "profile/comm_calibration.hpp"
 #include "profile/measurements.hpp"
-#include "spec/hardware_spec.hpp"
 
 namespace sextant {
 
@@ -45,10 +44,21 @@ struct MeasuredTime {
 
 class MeasuredCollectives {
 public:
+    // One (op, span, ranks, nodes) curve: every sweep of it merged, sizes ascending, repeated
+    // sizes at their median time.
+    struct Curve {
+        NcclTestOp op;
+        MeasuredSpan span;
+        std::int64_t ranks, nodes;
+        std::vector<double> bytes, seconds;
+        std::string label() const;  // "all_gather over node (8 ranks)"
+    };
+
     explicit MeasuredCollectives(std::vector<CollectiveSweep> sweeps);
 
     bool empty() const { return sweeps_.empty(); }
     const std::vector<CollectiveSweep>& sweeps() const { return sweeps_; }
+    const std::vector<Curve>& curves() const { return curves_; }
     const std::vector<AlphaBetaFit>& fits() const { return fits_; }
     const AlphaBetaFit* fit(NcclTestOp op, MeasuredSpan span) const;
 
@@ -58,38 +68,13 @@ public:
                                           double bytes) const;
 
 private:
-    // One (op, span, ranks, nodes) curve: every sweep of it merged, sizes ascending, repeated
-    // sizes at their median time.
-    struct Curve {
-        NcclTestOp op;
-        MeasuredSpan span;
-        std::int64_t ranks, nodes;
-        std::vector<double> bytes, seconds;
-    };
     const Curve* curve(NcclTestOp op, MeasuredSpan span, std::int64_t ranks, std::int64_t nodes) const;
+    const Curve* nearest(NcclTestOp op, MeasuredSpan span, std::int64_t ranks) const;
+    double interpolate(const Curve& c, double bytes) const;
 
     std::vector<CollectiveSweep> sweeps_;
     std::vector<Curve> curves_;
     std::vector<AlphaBetaFit> fits_;
 };
-
-// A fabric constant of the collective model that measured sweeps replaced.
-struct FittedConstant {
-    std::string name;  // the CommCalibration key, e.g. "nvlink_ring_efficiency"
-    double published = 0, fitted = 0;
-    std::string fit_set;  // which fit it comes from, e.g. "all_gather over node (8 ranks)"
-};
-
-struct FittedComm {
-    CommCalibration calibration;
-    std::vector<FittedConstant> constants;
-};
-
-// The published constants with those the measured spans determine replaced: NVLink ring and NVLS
-// efficiencies and the NVLink step latency from node sweeps, the NIC efficiency and the network
-// step latency from rail sweeps. `nic_gbps` is the line rate of a GPU's NIC in Gb/s (0: unknown,
-// the NIC efficiency stays). Fitted values are clamped to the ranges of the comm fields.
-FittedComm fitted_comm_calibration(const CommCalibration& published, const MeasuredCollectives& measured,
-                                   const GpuSpec& gpu, double nic_gbps);
 
 }  // namespace sextant

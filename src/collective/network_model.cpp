@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
@@ -246,6 +248,63 @@ NcclTestOp nccl_test_op(CollectiveOp op) {
 }
 
 double bus_factor(CollectiveOp op, std::int64_t ranks) { return busbw_factor(nccl_test_op(op), ranks); }
+
+namespace {
+// One constant's readings from several curves, averaged.
+struct Readings {
+    double sum = 0;
+    int count = 0;
+    std::string curves;
+    void add(double value, const std::string& curve) {
+        sum += value;
+        ++count;
+        curves += (curves.empty() ? "" : "; ") + curve;
+    }
+};
+}  // namespace
+
+FittedComm fitted_comm_calibration(const CommCalibration& published, const MeasuredCollectives& m, const GpuSpec& gpu,
+                                   double nic_gbps) {
+    std::map<std::string, Readings> readings;
+    for (const MeasuredCollectives::Curve& c : m.curves()) {
+        const double big = c.bytes.back(), small = c.bytes.front();
+        // Bus bandwidth at the largest size with the Simple protocol's ramp S / (S + S0) undone;
+        // step latency at the smallest, where the LL protocol's latency factor is 1.
+        const bool has_big = big >= 256.0 * 1024 * 1024, has_small = small <= 64.0 * 1024;
+        const double busbw = big * busbw_factor(c.op, c.ranks) / c.seconds.back() * (1.0 + kSimpleHalfBandwidthBytes / big) / 1e9;
+        const double step_us = c.seconds.front() / latency_steps(c.op, c.ranks) * 1e6;
+        const bool ring = c.op == NcclTestOp::AllGather || c.op == NcclTestOp::ReduceScatter ||
+                          (c.op == NcclTestOp::AllReduce && !(gpu.nvls && c.ranks > 2));
+        if (c.span == MeasuredSpan::Node && ring) {
+            if (has_big) readings["nvlink_ring_efficiency"].add(busbw / gpu.nvlink_gbps, c.label());
+            if (has_small) readings["nvlink_latency_us"].add(step_us, c.label());
+        }
+        // The model's NVLS all-reduce runs at algbw = NVLink rate x efficiency / 1.75.
+        if (c.span == MeasuredSpan::Node && c.op == NcclTestOp::AllReduce && gpu.nvls && c.ranks > 2 && has_big)
+            readings["nvls_allreduce_efficiency"].add(busbw / busbw_factor(c.op, c.ranks) * 1.75 / gpu.nvlink_gbps, c.label());
+        const bool rail_ring = c.op == NcclTestOp::AllGather || c.op == NcclTestOp::ReduceScatter || c.op == NcclTestOp::AllReduce;
+        if (c.span == MeasuredSpan::Rail && rail_ring) {
+            if (has_big && nic_gbps > 0) readings["nic_efficiency"].add(busbw / (nic_gbps / 8.0), c.label());
+            if (has_small) readings["network_latency_us"].add(step_us, c.label());
+        }
+    }
+    FittedComm out{published, {}};
+    CommCalibration& k = out.calibration;
+    const std::tuple<const char*, double*, double, double> fields[] = {
+        {"nvlink_ring_efficiency", &k.nvlink_ring_efficiency, 0.05, 1.0},
+        {"nvls_allreduce_efficiency", &k.nvls_allreduce_efficiency, 0.05, 2.0},
+        {"nic_efficiency", &k.nic_efficiency, 0.05, 1.0},
+        {"nvlink_latency_us", &k.nvlink_latency_us, 0.0, 1e6},
+        {"network_latency_us", &k.network_latency_us, 0.0, 1e6}};
+    for (const auto& [name, field, lo, hi] : fields) {
+        const auto it = readings.find(name);
+        if (it == readings.end()) continue;
+        const double value = std::clamp(it->second.sum / it->second.count, lo, hi);
+        out.constants.push_back({name, *field, value, it->second.curves});
+        *field = value;
+    }
+    return out;
+}
 
 std::string op_name(CollectiveOp op) {
     switch (op) {

@@ -32,6 +32,18 @@ struct CollectiveResult {
     std::string_view algorithm;
 };
 
+// A fabric constant of the collective model that measured sweeps replaced.
+struct FittedConstant {
+    std::string name;  // the CommCalibration key, e.g. "nvlink_ring_efficiency"
+    double published = 0, fitted = 0;
+    std::string fit_set;  // the curves it was read from, e.g. "all_gather over node (8 ranks)"
+};
+
+struct FittedComm {
+    CommCalibration calibration;
+    std::vector<FittedConstant> constants;
+};
+
 class NetworkModel {
 public:
     NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor = 1.0);
@@ -64,6 +76,16 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+// The published constants with those measured spans determine replaced, by inverting the model
+// at a curve's ends: bandwidth constants from its largest size (at least 256 MiB, the Simple
+// pipeline ramp taken out), step latencies from its smallest (at most 64 KiB). Node curves give
+// the NVLink ring efficiency (all-gather, reduce-scatter; all-reduce where there is no NVLS), the
+// NVLS efficiency (all-reduce with NVLS) and the NVLink step latency; rail curves the NIC
+// efficiency (`nic_gbps`: a GPU's NIC line rate, Gb/s; 0 keeps it) and the network step latency.
+// Several curves for one constant are averaged; values are clamped to the comm fields' ranges.
+FittedComm fitted_comm_calibration(const CommCalibration& published, const MeasuredCollectives& measured,
+                                   const GpuSpec& gpu, double nic_gbps);
 
 std::string op_name(CollectiveOp op);
 CollectiveOp parse_op(const std::string& name, const std::string& path);  // InputError with suggestions
