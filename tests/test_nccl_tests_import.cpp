@@ -105,7 +105,7 @@ TEST_CASE("nccl-tests 2.13 under mpirun: one process per GPU, the test named by 
     CHECK(sweep.dtype == "float");
     CHECK(sweep.provenance.date == "2026-01-02T03:04:05Z");
     CHECK(sweep.provenance.date_from == "file modification time");
-    CHECK(sweep.provenance.tool == "nccl-tests all_gather_perf");
+    CHECK(sweep.provenance.tool == "nccl-tests (before 2.17)");  // 2.17 began printing its version
     CHECK(sweep.provenance.verified);
     REQUIRE(s.notes.size() == 1);
     CHECK(s.notes[0].find("2 rows of size 0") != std::string::npos);
@@ -301,4 +301,69 @@ TEST_CASE("sextant calibrate import-nccl-tests writes a profile that collective 
     CHECK(tp_b / tp_a == doctest::Approx((6 * g_b + 4 * s_b) / (6 * g_a + 4 * s_a)).epsilon(1e-4));
     CHECK(tp_b != doctest::Approx(tp_a));
     std::filesystem::remove_all(std::filesystem::path(out).parent_path());
+}
+
+TEST_CASE("the walk-through: nccl-tests logs, then job logs, to a fitted profile and a validated prediction") {
+    // tests/data/jobs/generate.py wrote the three job logs from this import with compute 0.70.
+    const std::string imported = temp_path("walk.json"), fitted = temp_path("walk-fitted.json"), refit = temp_path("walk-refit.json");
+    for (const auto& f : {imported, fitted, refit}) std::filesystem::remove(f);
+    std::string logs;
+    for (const char* f : {"cluster-all_reduce_perf", "node-all_gather_perf", "node-all_reduce_perf", "node-alltoall_perf",
+                          "node-reduce_scatter_perf", "rail-all_reduce_perf", "rail-reduce_scatter_perf", "rail-sendrecv_perf"})
+        logs += " " + kData + f + ".log";
+    REQUIRE(run_sextant("calibrate import-nccl-tests" + logs + " --out " + imported).code == 0);
+    const std::string jobs = std::string(SEXTANT_SOURCE_DIR) + "/tests/data/jobs/";
+    std::string job_args;
+    for (int tp : {2, 4, 8}) {
+        const std::string name = jobs + "llama3-8b-tp" + std::to_string(tp);
+        job_args += " --job " + name + ".json:" + name + ".log";
+    }
+    Output o = run_sextant("calibrate fit --calibration " + imported + job_args + " --factors compute --json --out " + fitted);
+    REQUIRE(o.code == 0);
+    const auto fit = nlohmann::json::parse(o.out);
+    CHECK(fit["factors"]["compute"].get<double>() == doctest::Approx(0.70).epsilon(0.005));
+    CHECK(fit["leave_one_out_pct"].get<double>() < 1.0);  // each job predicted from the other two
+    const auto profile = nlohmann::json::parse(read(fitted));
+    CHECK(profile["preset"] == "H100-SXM5-80GB");    // still the imported profile,
+    CHECK(profile["collectives"].size() == 8);        // with its measured sweeps,
+    CHECK(profile["provenance"]["fit"]["factors"] == "compute");
+    // A later fit of another factor keeps the record of the one that set compute.
+    REQUIRE(run_sextant("calibrate fit --calibration " + fitted + job_args + " --factors communication --out " + refit).code == 0);
+    const auto later = nlohmann::json::parse(read(refit));
+    CHECK(later["provenance"]["fit"]["factors"] == "communication");
+    CHECK(later["provenance"]["earlier_fits"][0]["factors"] == "compute");
+    o = run_sextant("calibrate show " + refit + " --json");
+    REQUIRE(o.code == 0);
+    for (const auto& section : nlohmann::json::parse(o.out)["sections"])
+        if (section["section"] == "factors compute") CHECK(section["basis"] == "fit");
+    // simulate --calibration: the fitted profile's step time for a job is its log's.
+    o = run_sextant("simulate " + jobs + "llama3-8b-tp8.json --json --calibration " + fitted);
+    REQUIRE(o.code == 0);
+    const double step = nlohmann::json::parse(o.out)["step_time_s"];
+    for (const auto& job : fit["jobs"])
+        if (job["id"].get<std::string>().find("tp8") != std::string::npos)
+            CHECK(step == doctest::Approx(job["measured_step_time_s"].get<double>()).epsilon(0.01));
+    std::filesystem::remove_all(std::filesystem::path(imported).parent_path());
+}
+
+TEST_CASE("a rank count nobody measured: 8 nodes predicted from the 4-node rail sweep, against its held-out log") {
+    const std::string profile = temp_path("rail.json");
+    std::filesystem::remove(profile);
+    REQUIRE(run_sextant("calibrate import-nccl-tests " + kData + "rail-all_reduce_perf.log --out " + profile).code == 0);
+    const Output o = run_sextant("collective --cluster dgx-h100-superpod --op all_reduce --ranks 8 --span rail --min 8 --max 8G --json --calibration " + profile);
+    REQUIRE(o.code == 0);
+    const auto rows = nlohmann::json::parse(o.out)["rows"];
+    const auto held_out = parse_fixture("held-out/rail8-all_reduce_perf.log").front();
+    REQUIRE(held_out.ranks.size() == 8);
+    REQUIRE(rows.size() == held_out.rows.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        CHECK(rows[i]["bytes"].get<double>() == held_out.rows[i].bytes);
+        CHECK(rows[i]["algorithm"] == "measured-fit");
+        worst = std::max(worst, std::abs(rows[i]["time_us"].get<double>() / held_out.rows[i].out_of_place.time_us - 1));
+    }
+    // The 4-node curve carries its protocol steps; the fitted law, 14 ring steps against 6 and
+    // the bus factor 1.75 against 1.5, carries it to 8 nodes.
+    CHECK(worst < 0.08);
+    std::filesystem::remove_all(std::filesystem::path(profile).parent_path());
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "fit/job_logs.hpp"
@@ -23,6 +24,7 @@ struct FitArgs {
     std::vector<std::string> jobs;  // SCENARIO:LOG[:megatron|torchtitan]
     std::string factors = "compute,communication,overlap";
     std::string gpu, framework, out;
+    std::string calibration;  // the profile every job runs with, instead of each scenario's
     bool json = false;
 };
 
@@ -97,6 +99,9 @@ void write_profile(const FitArgs& a, const std::vector<FitJob>& jobs, const Prof
             provenance["earlier_fits"] = fits;
         }
     }
+    if (provenance.contains("summary") && provenance["summary"].is_string())
+        provenance["summary"] = provenance["summary"].get<std::string>() + "; factors " + a.factors + " fitted by sextant calibrate fit to " +
+                                std::to_string(fit.jobs.size()) + " jobs";
     provenance["fit"] = {{"framework", any.scenario.training.framework}, {"inputs", inputs}, {"factors", a.factors}, {"jobs", ids},
                          {"rms_error_before_pct", fit.result.rms_error_before_pct},
                          {"rms_error_after_pct", fit.result.rms_error_after_pct},
@@ -112,6 +117,8 @@ void run(const FitArgs& a) {
                 (a.framework.empty() || j.scenario.training.framework == a.framework))
                 jobs.push_back(std::move(j));
     for (const auto& spec : a.jobs) jobs.push_back(job_from_log(spec));
+    if (!a.calibration.empty())
+        for (auto& j : jobs) j.scenario.extensions["calibration"] = calibration_part(a.calibration);
     if (jobs.empty()) throw InputError("--runs", a.runs, "no job matches (give --runs FILE or --job SCENARIO:LOG, and check --gpu/--framework)");
     const ProfileFit fit = fit_profile(jobs, split(a.factors, ','));
     if (!a.out.empty()) write_profile(a, jobs, fit);
@@ -151,6 +158,7 @@ void add_calibrate_command(CLI::App& app) {
     fit->add_option("--factors", args.factors, "factors to fit, comma separated")->capture_default_str();
     fit->add_option("--gpu", args.gpu, "only jobs on this GPU type");
     fit->add_option("--framework", args.framework, "only jobs of this framework generation");
+    fit->add_option("--calibration", args.calibration, "the profile the jobs ran on, instead of each scenario's (calibration/ preset or file)");
     fit->add_option("--out", args.out, "write the fitted profile here");
     fit->add_flag("--json", args.json, "one JSON document");
     fit->callback([] { run(args); });

@@ -120,9 +120,9 @@ void run(const ImportArgs& a) {
     doc["gpu"] = gpu;
     doc["provenance"] = {
         {"kind", "mixed"},
-        {"summary", fmt::format("collectives measured by nccl-tests on {} ({} sweeps from {} logs, imported {}); GEMM, "
-                                "attention, memory, comm constants and factors from the published profile calibration/{}.json",
-                                join(hosts), sweeps.size(), a.logs.size(), now, gpu)},
+        {"summary", fmt::format("collectives measured by nccl-tests on {} ({} sweeps from {} logs, imported {}); everything "
+                                "else from the published profile calibration/{}.json",
+                                join(hosts), sweeps.size(), a.logs.size(), now.substr(0, 10), gpu)},
         {"imported", {{"by", "sextant calibrate import-nccl-tests"}, {"date", now}, {"logs", a.logs}}}};
     doc["collectives"] = nlohmann::ordered_json::array();
     for (const CollectiveSweep& s : sweeps) doc["collectives"].push_back(nlohmann::ordered_json::parse(collective_sweep_json(s).dump()));

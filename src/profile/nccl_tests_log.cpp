@@ -544,7 +544,7 @@ ImportedSweeps nccl_tests_sweeps(const std::vector<NcclTestsRun>& runs, const st
                 s.nodes = static_cast<std::int64_t>(run.hosts().size());
                 s.dtype = row.type;
                 SweepProvenance& p = s.provenance;
-                p.tool = "nccl-tests" + (run.version.empty() ? std::string() : " " + run.version) + " " + run.program;
+                p.tool = "nccl-tests " + (run.version.empty() ? std::string("(before 2.17)") : run.version);
                 p.file = file;
                 p.date = row.timestamp.empty() ? date : row.timestamp;
                 p.date_from = row.timestamp.empty() ? date_from : "log (local time)";

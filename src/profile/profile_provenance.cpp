@@ -169,11 +169,15 @@ void factor_lines(const json& p, const json& pub, std::vector<ProvenanceLine>& o
             std::string jobs;
             if (fit->contains("jobs"))
                 for (const json& j : (*fit)["jobs"]) jobs += (jobs.empty() ? "" : ", ") + j.get<std::string>();
-            std::string inputs;
+            // Runs files name where the jobs come from; SCENARIO:LOG inputs repeat the job ids.
+            std::string runs;
             if (fit->contains("inputs"))
-                for (const json& i : (*fit)["inputs"]) inputs += (inputs.empty() ? "" : ", ") + i.get<std::string>();
-            line.sources.emplace_back(fmt::format("fit to {} ({}; {}), RMS {:.1f}% -> {:.1f}%", jobs, inputs, text(*fit, "framework"),
-                                                  fit->value("rms_error_before_pct", 0.0), fit->value("rms_error_after_pct", 0.0)),
+                for (const json& i : (*fit)["inputs"])
+                    if (i.get<std::string>().find(':') == std::string::npos) runs += (runs.empty() ? "" : ", ") + i.get<std::string>();
+            line.sources.emplace_back(fmt::format("fit to {} ({}{}), RMS {:.1f}% -> {:.1f}%, leave-one-out {:.1f}%", jobs,
+                                                  runs.empty() ? "" : runs + "; ", text(*fit, "framework"),
+                                                  fit->value("rms_error_before_pct", 0.0), fit->value("rms_error_after_pct", 0.0),
+                                                  fit->value("leave_one_out_pct", 0.0)),
                                       1);
         } else if (value == 1.0) {
             line.basis = "default";

@@ -204,6 +204,12 @@ def main():
     write("rail-reduce_scatter_perf.log",
           log("2.17", "reduce_scatter_perf", rail4, powers(1024, 4 * 2**30), CURVES[("rail", "ring")], check=False,
               timestamps=True, seed=17))
+    # Held out of the walk-through's import: eight nodes, to check the prediction for a rank
+    # count that was not measured.
+    os.makedirs(os.path.join(HERE, "held-out"), exist_ok=True)
+    rail8 = [("dgx-a%02d" % (7 + i), 7200 + i, 0) for i in range(8)]
+    write("held-out/rail8-all_reduce_perf.log",
+          log("2.17", "all_reduce_perf", rail8, full, CURVES[("rail", "ring")], seed=23))
     write("rail-sendrecv_perf.log",
           log("2.13", "sendrecv_perf", [(a07, 7300, 0), (a08, 7301, 0)], full, CURVES[("rail", "ring")], seed=18))
     # An nccl-tests of 2022 (before 2.13: no Group, an "error" column, no root for all-reduce).
