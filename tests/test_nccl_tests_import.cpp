@@ -265,6 +265,17 @@ TEST_CASE("sextant calibrate import-nccl-tests writes a profile that collective 
     CHECK(o.out.find("truncated-all_gather_perf.log:31") != std::string::npos);
     CHECK(!std::filesystem::exists(other));
     CHECK(run_sextant("calibrate import-nccl-tests " + kData + "wrong-all_reduce_perf.log --out " + other).code == 2);
+    // A device without a Sextant GPU type needs --gpu.
+    const std::string pcie = temp_path("pcie-all_reduce_perf.log");
+    std::string text = read(kData + "node-all_reduce_perf.log");
+    for (std::size_t at = text.find("NVIDIA H100 80GB HBM3"); at != std::string::npos; at = text.find("NVIDIA H100 80GB HBM3", at))
+        text.replace(at, 21, "NVIDIA H100 PCIe");
+    std::ofstream(pcie) << text;
+    o = run_sextant("calibrate import-nccl-tests " + pcie + " --out " + other);
+    CHECK(o.code == 2);
+    CHECK(o.out.find("\"NVIDIA H100 PCIe\": no Sextant GPU type is known for this device; name one with --gpu") != std::string::npos);
+    CHECK(run_sextant("calibrate import-nccl-tests " + pcie + " --gpu H100-SXM5-80GB --out " + other + " --force").code == 0);
+    std::filesystem::remove(other);
     CHECK(run_sextant("calibrate import-nccl-tests " + kData + "wrong-all_reduce_perf.log --out " + other + " --drop-wrong").code == 0);
 
     // `sextant collective` with the profile: at a measured size, the log's own time.

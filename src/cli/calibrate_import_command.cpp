@@ -41,8 +41,10 @@ std::string utc(std::time_t t) {
 }
 
 std::string read_log(const std::string& file) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file, "", "is not a log file (missing, or a directory)");
     std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(file, "", "log file not found or not readable");
+    if (!in) throw InputError(file, "", "log file not readable");
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
