@@ -5,36 +5,18 @@
 #include <nlohmann/json.hpp>
 
 #include "collective/network_model.hpp"
+#include "collective_fixtures.hpp"
 #include "profile/profile.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 
 using namespace sextant;
+using namespace sextant::testing;
 
 namespace {
-ClusterSpec cluster(const char* preset, std::int64_t gpus = 0) {
-    json c = load_preset("topologies", preset, "/cluster");
-    if (gpus) c["gpus"] = gpus;
-    return parse_cluster(c, "/cluster", load_gpu);
-}
-
 NetworkModel model(const ClusterSpec& c) {
     CalibrationProfile p = CalibrationProfile::for_gpu(c.gpu);
     return NetworkModel(c, p.comm());
-}
-
-GroupPlacement group(std::vector<std::int64_t> gpus, std::vector<std::int64_t> offsets = {0}) {
-    GroupPlacement g;
-    g.gpus = std::move(gpus);
-    g.offsets = std::move(offsets);
-    g.concurrent_groups = static_cast<std::int64_t>(g.offsets.size());
-    return g;
-}
-
-std::vector<std::int64_t> range(std::int64_t n, std::int64_t stride = 1) {
-    std::vector<std::int64_t> v;
-    for (std::int64_t i = 0; i < n; ++i) v.push_back(i * stride);
-    return v;
 }
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "fit/job_logs.hpp"
@@ -23,6 +24,7 @@ struct FitArgs {
     std::vector<std::string> jobs;  // SCENARIO:LOG[:megatron|torchtitan]
     std::string factors = "compute,communication,overlap";
     std::string gpu, framework, out;
+    std::string calibration;  // the profile every job runs with, instead of each scenario's
     bool json = false;
 };
 
@@ -56,21 +58,54 @@ FitJob job_from_log(const std::string& spec) {
     return j;
 }
 
-void write_profile(const FitArgs& a, const FitJob& any, const ProfileFit& fit) {
-    const std::string& gpu = any.scenario.cluster.gpu.name;
+// The profile the jobs ran with, as a document: the scenario's "calibration" part (an imported or
+// measured profile) or else the GPU's published one, in its file's key order.
+nlohmann::ordered_json base_profile(const FitJob& job) {
+    const Scenario& s = job.scenario;
+    if (s.extensions.contains("calibration"))
+        return nlohmann::ordered_json::parse(resolve_part(s.extensions.at("calibration"), "calibration", s.base_dir, "/calibration").dump());
+    const std::string& gpu = s.cluster.gpu.name;
     load_preset("calibration", gpu, "--out");  // names the closest presets when there is none
-    // Read again in file order, so that the written profile reads like the preset it came from.
     std::ifstream preset(data_dir() / "calibration" / (gpu + ".json"));
-    auto profile = nlohmann::ordered_json::parse(preset);
+    return nlohmann::ordered_json::parse(preset);
+}
+
+void write_profile(const FitArgs& a, const std::vector<FitJob>& jobs, const ProfileFit& fit) {
+    const FitJob& any = jobs.front();
+    for (const FitJob& j : jobs)
+        if (j.scenario.extensions.value("calibration", json()) != any.scenario.extensions.value("calibration", json()))
+            throw InputError("--out", a.out, "the jobs ran with different calibration profiles (" + any.id + ", " + j.id +
+                                                 "): the fitted factors belong to one; fit them apart");
+    auto profile = base_profile(any);
     for (std::size_t k = 0; k < fit.factor_names.size(); ++k) profile["factors"][fit.factor_names[k]] = fit.result.factors[k];
     json ids = json::array();
     for (const auto& j : fit.jobs) ids.push_back(j.id);
     json inputs = a.jobs;
     if (!a.runs.empty()) inputs.insert(inputs.begin(), a.runs);
-    profile["provenance"]["fit"] = {{"framework", any.scenario.training.framework}, {"inputs", inputs}, {"factors", a.factors}, {"jobs", ids},
-                                    {"rms_error_before_pct", fit.result.rms_error_before_pct},
-                                    {"rms_error_after_pct", fit.result.rms_error_after_pct},
-                                    {"leave_one_out_pct", fit.result.leave_one_out_pct}};
+    // A factor this fit leaves alone keeps the record of the fit that set it (which may come
+    // from the preset the profile starts from).
+    auto& provenance = profile["provenance"];
+    const json resolved = resolve_inherited(json::parse(profile.dump()), "calibration", "--out");
+    if (resolved.contains("provenance") && resolved["provenance"].contains("fit")) {
+        const json& earlier = resolved["provenance"]["fit"];
+        bool kept = false;
+        for (const auto& name : split(earlier.value("factors", ""), ','))
+            kept = kept || std::find(fit.factor_names.begin(), fit.factor_names.end(), name) == fit.factor_names.end();
+        if (kept) {
+            auto fits = nlohmann::ordered_json::array();
+            fits.push_back(nlohmann::ordered_json::parse(earlier.dump()));
+            if (resolved["provenance"].contains("earlier_fits"))
+                for (const json& f : resolved["provenance"]["earlier_fits"]) fits.push_back(nlohmann::ordered_json::parse(f.dump()));
+            provenance["earlier_fits"] = fits;
+        }
+    }
+    if (provenance.contains("summary") && provenance["summary"].is_string())
+        provenance["summary"] = provenance["summary"].get<std::string>() + "; factors " + a.factors + " fitted by sextant calibrate fit to " +
+                                std::to_string(fit.jobs.size()) + " jobs";
+    provenance["fit"] = {{"framework", any.scenario.training.framework}, {"inputs", inputs}, {"factors", a.factors}, {"jobs", ids},
+                         {"rms_error_before_pct", fit.result.rms_error_before_pct},
+                         {"rms_error_after_pct", fit.result.rms_error_after_pct},
+                         {"leave_one_out_pct", fit.result.leave_one_out_pct}};
     write_output_file(a.out, profile.dump(2) + "\n", "--out");
 }
 
@@ -82,9 +117,11 @@ void run(const FitArgs& a) {
                 (a.framework.empty() || j.scenario.training.framework == a.framework))
                 jobs.push_back(std::move(j));
     for (const auto& spec : a.jobs) jobs.push_back(job_from_log(spec));
+    if (!a.calibration.empty())
+        for (auto& j : jobs) j.scenario.extensions["calibration"] = calibration_part(a.calibration);
     if (jobs.empty()) throw InputError("--runs", a.runs, "no job matches (give --runs FILE or --job SCENARIO:LOG, and check --gpu/--framework)");
     const ProfileFit fit = fit_profile(jobs, split(a.factors, ','));
-    if (!a.out.empty()) write_profile(a, jobs.front(), fit);
+    if (!a.out.empty()) write_profile(a, jobs, fit);
     if (a.json) {
         json doc;
         for (std::size_t k = 0; k < fit.factor_names.size(); ++k) doc["factors"][fit.factor_names[k]] = fit.result.factors[k];
@@ -113,7 +150,7 @@ void run(const FitArgs& a) {
 
 void add_calibrate_command(CLI::App& app) {
     static FitArgs args;
-    auto* calibrate = app.add_subcommand("calibrate", "Fit calibration profiles to a live cluster");
+    auto* calibrate = app.add_subcommand("calibrate", "Build, inspect and fit calibration profiles");
     calibrate->require_subcommand(1);
     auto* fit = calibrate->add_subcommand("fit", "Fit compute, communication and overlap factors to measured step times");
     fit->add_option("--runs", args.runs, "a published-runs/1 file of measured jobs");
@@ -121,9 +158,12 @@ void add_calibrate_command(CLI::App& app) {
     fit->add_option("--factors", args.factors, "factors to fit, comma separated")->capture_default_str();
     fit->add_option("--gpu", args.gpu, "only jobs on this GPU type");
     fit->add_option("--framework", args.framework, "only jobs of this framework generation");
+    fit->add_option("--calibration", args.calibration, "the profile the jobs ran on, instead of each scenario's (calibration/ preset or file)");
     fit->add_option("--out", args.out, "write the fitted profile here");
     fit->add_flag("--json", args.json, "one JSON document");
     fit->callback([] { run(args); });
+    add_calibrate_import_command(*calibrate);
+    add_calibrate_show_command(*calibrate);
 }
 
 }  // namespace sextant::cli

@@ -22,6 +22,7 @@ struct CollectiveArgs {
     std::string op = "all_reduce";
     std::int64_t ranks = 8;
     std::string span;
+    std::string calibration;  // profile: calibration/ preset or file; default the GPU's
     std::int64_t concurrent = 1;
     std::string min = "8";
     std::string max = "8G";
@@ -108,8 +109,12 @@ void run(const CollectiveArgs& a) {
                          "only " + std::to_string(group.offsets.size()) + " disjoint groups of this shape fit in the cluster");
     group.concurrent_groups = a.concurrent;
 
-    const CalibrationProfile profile = CalibrationProfile::for_gpu(cluster.gpu);
-    NetworkModel model(cluster, profile.comm(), profile.factors().communication);
+    const CalibrationProfile profile =
+        a.calibration.empty()
+            ? CalibrationProfile::for_gpu(cluster.gpu)
+            : CalibrationProfile::from_json(resolve_part(json(a.calibration), "calibration", std::filesystem::current_path(), "--calibration"),
+                                            "--calibration", cluster.gpu);
+    NetworkModel model(cluster, profile);
     const GroupShape shape = model.analyse(group, op == CollectiveOp::AllToAll);
     const double lo = parse_size(a.min, "--min"), hi = parse_size(a.max, "--max");
     if (hi < lo) throw InputError("--max", a.max, "must not be below --min");
@@ -148,6 +153,7 @@ void add_collective_command(CLI::App& app) {
     cmd->add_option("--op", args.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv")->capture_default_str();
     cmd->add_option("--ranks", args.ranks, "ranks in the group")->capture_default_str();
     cmd->add_option("--span", args.span, "node, rail, pod or cluster (default: node when it fits, else pod)");
+    cmd->add_option("--calibration", args.calibration, "calibration profile (calibration/ preset or file; default: the GPU's)");
     cmd->add_option("--concurrent-groups", args.concurrent, "groups of this shape running at once")->capture_default_str();
     cmd->add_option("--min", args.min, "smallest size")->capture_default_str();
     cmd->add_option("--max", args.max, "largest size")->capture_default_str();

@@ -11,7 +11,9 @@ void add_collective_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
-void add_calibrate_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);  // calibrate fit, and the two below
+void add_calibrate_import_command(CLI::App& calibrate);  // calibrate import-nccl-tests
+void add_calibrate_show_command(CLI::App& calibrate);    // calibrate show
 void add_whatif_command(CLI::App& app);     // whatif checkpoint|spares|async|storage|failure-rate
 
 }  // namespace sextant::cli

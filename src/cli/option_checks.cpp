@@ -1,5 +1,8 @@
 #include "cli/option_checks.hpp"
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <string>
 
@@ -45,6 +48,11 @@ CLI::Validator in_range(double low, double high, const char* rule) {
             return "\"" + text + "\": " + rule;
         },
         "", "");
+}
+
+json calibration_part(const std::string& value) {
+    const bool is_path = value.find('/') != std::string::npos || (value.size() > 5 && value.substr(value.size() - 5) == ".json");
+    return is_path ? json(std::filesystem::absolute(value).string()) : json(value);
 }
 
 }  // namespace sextant::cli

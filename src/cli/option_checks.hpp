@@ -2,6 +2,9 @@
 // Checks of command-line values that say the rule in words: CLI11's own range checks print the
 // whole range of a double instead.
 #include <CLI/CLI.hpp>
+#include <string>
+
+#include "spec/fields.hpp"
 
 namespace sextant::cli {
 
@@ -11,5 +14,10 @@ CLI::Validator at_least(long long min, const char* rule);
 CLI::Validator positive(const char* rule);
 // A number in [low, high).
 CLI::Validator in_range(double low, double high, const char* rule);
+
+// A --calibration value as a scenario's "calibration" part: a calibration/ preset name as given,
+// a profile file made absolute (scenario parts are read relative to the scenario's folder, a flag
+// relative to the working directory).
+json calibration_part(const std::string& value);
 
 }  // namespace sextant::cli

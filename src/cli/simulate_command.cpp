@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "report/breakdown_json.hpp"
@@ -18,11 +19,13 @@ namespace {
 struct SimulateArgs {
     std::string scenario;
     std::string trace;
+    std::string calibration;
     bool json = false;
 };
 
 void run(const SimulateArgs& a) {
-    const Scenario s = load_scenario(a.scenario);
+    Scenario s = load_scenario(a.scenario);
+    if (!a.calibration.empty()) s.extensions["calibration"] = calibration_part(a.calibration);
     const Layout l = resolve_layout(s, s.layout);
     const StepContext ctx(s);
     const Simulation sim = simulate(ctx, l);
@@ -59,6 +62,7 @@ void add_simulate_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("simulate", "Simulate one optimizer step: time, breakdown, MFU");
     cmd->add_option("scenario", args.scenario, "scenario JSON file")->required();
     cmd->add_option("--trace", args.trace, "write a Chrome/Perfetto trace");
+    cmd->add_option("--calibration", args.calibration, "calibration profile instead of the scenario's (calibration/ preset or file)");
     cmd->add_flag("--json", args.json, "one JSON document");
     cmd->callback([] { run(args); });
 }

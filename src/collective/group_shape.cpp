@@ -80,7 +80,10 @@ GroupShape analyse_group(const ClusterGraph& graph, const GroupPlacement& group,
     s.span = classify(graph, group.gpus, s.domains);
     if (s.domains == 1) return s;
 
-    s.ring_seconds_per_byte = worst_link(graph, group, efficiency, [&](const std::vector<std::int64_t>& gpus, auto& pairs) {
+    GroupPlacement alone = group;
+    alone.offsets = {0};
+    alone.concurrent_groups = 1;
+    const auto ring = [&](const std::vector<std::int64_t>& gpus, auto& pairs) {
         const auto doms = by_domain(graph, gpus);
         for (std::size_t i = 0; i < doms.size(); ++i) {
             const auto& from = doms[i];
@@ -88,13 +91,18 @@ GroupShape analyse_group(const ClusterGraph& graph, const GroupPlacement& group,
             for (std::size_t j = 0; j < static_cast<std::size_t>(s.per_domain); ++j)
                 pairs.emplace_back(from[j % from.size()], to[j % to.size()]);
         }
-    });
-    if (with_all_to_all)
-        s.all_to_all_seconds_per_byte = worst_link(graph, group, efficiency, [&](const std::vector<std::int64_t>& gpus, auto& pairs) {
-            for (auto a : gpus)
-                for (auto b : gpus)
-                    if (graph.domain_of(a) != graph.domain_of(b)) pairs.emplace_back(a, b);
-        });
+    };
+    const auto all_to_all = [&](const std::vector<std::int64_t>& gpus, auto& pairs) {
+        for (auto a : gpus)
+            for (auto b : gpus)
+                if (graph.domain_of(a) != graph.domain_of(b)) pairs.emplace_back(a, b);
+    };
+    s.ring_seconds_per_byte = worst_link(graph, group, efficiency, ring);
+    s.alone_ring_seconds_per_byte = worst_link(graph, alone, efficiency, ring);
+    if (with_all_to_all) {
+        s.all_to_all_seconds_per_byte = worst_link(graph, group, efficiency, all_to_all);
+        s.alone_all_to_all_seconds_per_byte = worst_link(graph, alone, efficiency, all_to_all);
+    }
     return s;
 }
 

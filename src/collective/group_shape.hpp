@@ -23,6 +23,17 @@ struct GroupShape {
     double ring_seconds_per_byte = 0;
     // Seconds per byte of one pairwise flow of an all-to-all among the members, all groups at once.
     double all_to_all_seconds_per_byte = 0;
+    // The same two with the group alone on the fabric: what a benchmark of this one group sees.
+    double alone_ring_seconds_per_byte = 0;
+    double alone_all_to_all_seconds_per_byte = 0;
+
+    // This group with no concurrent group loading its links.
+    GroupShape alone() const {
+        GroupShape g = *this;
+        g.ring_seconds_per_byte = alone_ring_seconds_per_byte;
+        g.all_to_all_seconds_per_byte = alone_all_to_all_seconds_per_byte;
+        return g;
+    }
 };
 
 // `link_efficiency` is the achieved fraction of line rate on the scale-out network.

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
@@ -63,6 +65,8 @@ struct NetworkModel::Impl {
     CommCalibration calibration;
     double factor = 1.0;  // scales every bandwidth term at cost time, so group shapes do not depend on it
     std::shared_ptr<const ClusterGraph> graph;
+    std::shared_ptr<const MeasuredCollectives> measured;  // null: no measured sweeps
+    std::vector<FittedConstant> fitted;
     Impl(const ClusterSpec& c, const CommCalibration& k, double f)
         : cluster(c), calibration(k), factor(f), graph(std::make_shared<const ClusterGraph>(c)) {}
 
@@ -71,15 +75,30 @@ struct NetworkModel::Impl {
     double network_latency() const { return calibration.network_latency_us * 1e-6; }
 
     Candidates candidates(CollectiveOp op, double S, const GroupShape& g) const;
+    // The fastest candidate and protocol: seconds, and its "algorithm/protocol" name.
+    std::pair<double, std::string_view> fastest(CollectiveOp op, double S, const GroupShape& g, double bandwidth_factor) const;
 };
 
 NetworkModel::NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor)
     : impl_(std::make_unique<Impl>(cluster, calibration, communication_factor)) {}
+
+NetworkModel::NetworkModel(const ClusterSpec& cluster, const CalibrationProfile& profile)
+    : NetworkModel(cluster, profile.comm(), profile.factors().communication) {
+    if (profile.collective_sweeps().empty()) return;
+    auto measured = std::make_shared<const MeasuredCollectives>(profile.collective_sweeps());
+    FittedComm comm = fitted_comm_calibration(profile.comm(), *measured, cluster.gpu, cluster.fabric.nic_gbps_per_gpu);
+    // The graph itself does not depend on the calibration; only the shapes analysed on it do.
+    impl_->calibration = comm.calibration;
+    impl_->fitted = std::move(comm.constants);
+    impl_->measured = std::move(measured);
+}
 NetworkModel::~NetworkModel() = default;
 NetworkModel::NetworkModel(NetworkModel&&) noexcept = default;
 NetworkModel& NetworkModel::operator=(NetworkModel&&) noexcept = default;
 
 const ClusterGraph& NetworkModel::graph() const { return *impl_->graph; }
+const CommCalibration& NetworkModel::calibration() const { return impl_->calibration; }
+const std::vector<FittedConstant>& NetworkModel::fitted_constants() const { return impl_->fitted; }
 
 NetworkModel NetworkModel::with_factor(double communication_factor) const {
     NetworkModel copy(*this);
@@ -157,6 +176,35 @@ Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const Group
     return out;
 }
 
+std::pair<double, std::string_view> NetworkModel::Impl::fastest(CollectiveOp op, double S, const GroupShape& g,
+                                                                double bandwidth_factor) const {
+    double best_time = std::numeric_limits<double>::infinity();
+    std::string_view name;
+    for (const Candidate& c : candidates(op, S, g)) {
+        for (std::size_t i = 0; i < kProtocols.size(); ++i) {
+            const Protocol& p = kProtocols[i];
+            if (c.simple_only && !p.pipeline_ramp) continue;
+            const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
+            const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * bandwidth_factor) * ramp;
+            if (t < best_time) {
+                best_time = t;
+                name = kNames[static_cast<std::size_t>(c.algorithm)][i];
+            }
+        }
+    }
+    return {best_time, name};
+}
+
+namespace {
+// Which measured span a group's idle time is read from: one NVLink domain, one GPU per domain
+// (a rail, whatever leaves it crosses: idle, a rail group and a cross-leaf one move alike), or
+// several GPUs on each of several domains.
+MeasuredSpan measured_span(const GroupShape& g) {
+    if (g.domains == 1) return MeasuredSpan::Node;
+    return g.per_domain == 1 ? MeasuredSpan::Rail : MeasuredSpan::Cluster;
+}
+}  // namespace
+
 CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupShape& shape) const {
     CollectiveResult best;
     const double S = std::max(bytes.value(), 1.0);
@@ -164,21 +212,20 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupSha
         best.algorithm = "none";
         return best;
     }
-    double best_time = std::numeric_limits<double>::infinity();
-    for (const Candidate& c : impl_->candidates(op, S, shape)) {
-        for (std::size_t i = 0; i < kProtocols.size(); ++i) {
-            const Protocol& p = kProtocols[i];
-            if (c.simple_only && !p.pipeline_ramp) continue;
-            const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
-            const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * impl_->factor) * ramp;
-            if (t < best_time) {
-                best_time = t;
-                best.algorithm = kNames[static_cast<std::size_t>(c.algorithm)][i];
-            }
+    auto [seconds, algorithm] = impl_->fastest(op, S, shape, impl_->factor);
+    if (impl_->measured && shape.ranks > 1) {
+        // A measurement is one group on an idle fabric at the fitted factor 1: the model's time
+        // of this group among its concurrent groups, at the fitted factor, over its time alone
+        // carries contention and the factor on top of it.
+        if (const auto idle = impl_->measured->idle_time(nccl_test_op(op), measured_span(shape), shape.ranks, shape.domains, S)) {
+            const double alone = impl_->fastest(op, S, shape.alone(), 1.0).first;
+            seconds = idle->seconds * seconds / alone;
+            algorithm = idle->basis == MeasuredTime::Basis::Interpolated ? "measured" : "measured-fit";
         }
     }
-    best.time = Seconds(best_time);
-    best.algbw_gbps = S / best_time / 1e9;
+    best.time = Seconds(seconds);
+    best.algorithm = algorithm;
+    best.algbw_gbps = S / seconds / 1e9;
     best.busbw_gbps = best.algbw_gbps * bus_factor(op, shape.ranks);
     return best;
 }
@@ -187,17 +234,76 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupPla
     return cost(op, bytes, analyse(group, op == CollectiveOp::AllToAll));
 }
 
-double bus_factor(CollectiveOp op, std::int64_t ranks) {
+NcclTestOp nccl_test_op(CollectiveOp op) {
     switch (op) {
-        case CollectiveOp::AllReduce: return busbw_factor(NcclTestOp::AllReduce, ranks);
-        case CollectiveOp::AllGather: return busbw_factor(NcclTestOp::AllGather, ranks);
-        case CollectiveOp::ReduceScatter: return busbw_factor(NcclTestOp::ReduceScatter, ranks);
-        case CollectiveOp::Broadcast: return busbw_factor(NcclTestOp::Broadcast, ranks);
-        case CollectiveOp::Reduce: return busbw_factor(NcclTestOp::Reduce, ranks);
-        case CollectiveOp::AllToAll: return busbw_factor(NcclTestOp::AllToAll, ranks);
-        case CollectiveOp::SendRecv: return busbw_factor(NcclTestOp::SendRecv, ranks);
+        case CollectiveOp::AllReduce: return NcclTestOp::AllReduce;
+        case CollectiveOp::AllGather: return NcclTestOp::AllGather;
+        case CollectiveOp::ReduceScatter: return NcclTestOp::ReduceScatter;
+        case CollectiveOp::Broadcast: return NcclTestOp::Broadcast;
+        case CollectiveOp::Reduce: return NcclTestOp::Reduce;
+        case CollectiveOp::AllToAll: return NcclTestOp::AllToAll;
+        case CollectiveOp::SendRecv: return NcclTestOp::SendRecv;
     }
-    return 1.0;
+    return NcclTestOp::AllReduce;
+}
+
+double bus_factor(CollectiveOp op, std::int64_t ranks) { return busbw_factor(nccl_test_op(op), ranks); }
+
+namespace {
+// One constant's readings from several curves, averaged.
+struct Readings {
+    double sum = 0;
+    int count = 0;
+    std::string curves;
+    void add(double value, const std::string& curve) {
+        sum += value;
+        ++count;
+        curves += (curves.empty() ? "" : "; ") + curve;
+    }
+};
+}  // namespace
+
+FittedComm fitted_comm_calibration(const CommCalibration& published, const MeasuredCollectives& m, const GpuSpec& gpu,
+                                   double nic_gbps) {
+    std::map<std::string, Readings> readings;
+    for (const MeasuredCollectives::Curve& c : m.curves()) {
+        const double big = c.bytes.back(), small = c.bytes.front();
+        // Bus bandwidth at the largest size with the Simple protocol's ramp S / (S + S0) undone;
+        // step latency at the smallest, where the LL protocol's latency factor is 1.
+        const bool has_big = big >= 256.0 * 1024 * 1024, has_small = small <= 64.0 * 1024;
+        const double busbw = big * busbw_factor(c.op, c.ranks) / c.seconds.back() * (1.0 + kSimpleHalfBandwidthBytes / big) / 1e9;
+        const double step_us = c.seconds.front() / latency_steps(c.op, c.ranks) * 1e6;
+        const bool ring = c.op == NcclTestOp::AllGather || c.op == NcclTestOp::ReduceScatter ||
+                          (c.op == NcclTestOp::AllReduce && !(gpu.nvls && c.ranks > 2));
+        if (c.span == MeasuredSpan::Node && ring) {
+            if (has_big) readings["nvlink_ring_efficiency"].add(busbw / gpu.nvlink_gbps, c.label());
+            if (has_small) readings["nvlink_latency_us"].add(step_us, c.label());
+        }
+        // The model's NVLS all-reduce runs at algbw = NVLink rate x efficiency / 1.75.
+        if (c.span == MeasuredSpan::Node && c.op == NcclTestOp::AllReduce && gpu.nvls && c.ranks > 2 && has_big)
+            readings["nvls_allreduce_efficiency"].add(busbw / busbw_factor(c.op, c.ranks) * 1.75 / gpu.nvlink_gbps, c.label());
+        const bool rail_ring = c.op == NcclTestOp::AllGather || c.op == NcclTestOp::ReduceScatter || c.op == NcclTestOp::AllReduce;
+        if (c.span == MeasuredSpan::Rail && rail_ring) {
+            if (has_big && nic_gbps > 0) readings["nic_efficiency"].add(busbw / (nic_gbps / 8.0), c.label());
+            if (has_small) readings["network_latency_us"].add(step_us, c.label());
+        }
+    }
+    FittedComm out{published, {}};
+    CommCalibration& k = out.calibration;
+    const std::tuple<const char*, double*, double, double> fields[] = {
+        {"nvlink_ring_efficiency", &k.nvlink_ring_efficiency, 0.05, 1.0},
+        {"nvls_allreduce_efficiency", &k.nvls_allreduce_efficiency, 0.05, 2.0},
+        {"nic_efficiency", &k.nic_efficiency, 0.05, 1.0},
+        {"nvlink_latency_us", &k.nvlink_latency_us, 0.0, 1e6},
+        {"network_latency_us", &k.network_latency_us, 0.0, 1e6}};
+    for (const auto& [name, field, lo, hi] : fields) {
+        const auto it = readings.find(name);
+        if (it == readings.end()) continue;
+        const double value = std::clamp(it->second.sum / it->second.count, lo, hi);
+        out.constants.push_back({name, *field, value, it->second.curves});
+        *field = value;
+    }
+    return out;
 }
 
 std::string op_name(CollectiveOp op) {

@@ -42,25 +42,29 @@ void require_finite(const void* device, const char* what) {
 }  // namespace
 
 double attention_forward_flops(const AttentionShape& a) {
-    const double full = 4.0 * double(a.batch) * double(a.heads) * double(a.seq) * double(a.seq) * double(a.head_dim);
+    const double full = 2.0 * double(a.batch) * double(a.heads) * double(a.seq) * double(a.seq) * double(a.head_dim + a.head_dim_v);
     return a.causal ? full / 2 : full;
 }
 
 AttentionResult measure_attention(const AttentionShape& shape, int warmup, int reps) {
-    const std::size_t elements = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq * shape.head_dim);
-    const std::size_t rows = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq);
+    const AttentionBufferBytes bytes = attention_buffer_bytes(shape);
     DeviceBuffers device;
     const CudnnSession session;
     cudaStream_t stream = session.stream;
     cudnnHandle_t handle = session.handle;
-    const std::size_t io_bytes = elements * sizeof(__nv_bfloat16);
     AttentionBuffers buf;
-    for (void** p : {&buf.q, &buf.k, &buf.v, &buf.o, &buf.d_o, &buf.d_q, &buf.d_k, &buf.d_v}) *p = device.allocate(io_bytes);
-    buf.stats = device.allocate(rows * sizeof(float));
-    buf.softmax_sum = device.allocate(rows * sizeof(float));
-    buf.d_q_accum = device.allocate(elements * sizeof(float));
+    for (void** p : {&buf.q, &buf.d_q}) *p = device.allocate(bytes.q);
+    for (void** p : {&buf.k, &buf.d_k}) *p = device.allocate(bytes.k);
+    for (void** p : {&buf.v, &buf.d_v}) *p = device.allocate(bytes.v);
+    for (void** p : {&buf.o, &buf.d_o}) *p = device.allocate(bytes.o);
+    buf.stats = device.allocate(bytes.stats);
+    buf.softmax_sum = device.allocate(bytes.stats);
+    buf.d_q_accum = device.allocate(bytes.d_q_accum);
     std::uint64_t seed = 31;
-    for (void* p : {buf.q, buf.k, buf.v, buf.d_o}) fill_random(p, elements, ElementType::Bf16, seed++, stream);
+    fill_random(buf.q, bytes.q / 2, ElementType::Bf16, seed++, stream);
+    fill_random(buf.k, bytes.k / 2, ElementType::Bf16, seed++, stream);
+    fill_random(buf.v, bytes.v / 2, ElementType::Bf16, seed++, stream);
+    fill_random(buf.d_o, bytes.o / 2, ElementType::Bf16, seed++, stream);
     AttentionScalars sc;
     sc.scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
 
@@ -74,7 +78,7 @@ AttentionResult measure_attention(const AttentionShape& shape, int warmup, int r
     // The accumulator starts from zero every pass, as the frontend's workspace does.
     r.bwd_us = median_us(
         [&](int) {
-            SEXTANT_CHECK(cudaMemsetAsync(buf.d_q_accum, 0, elements * sizeof(float), stream));
+            SEXTANT_CHECK(cudaMemsetAsync(buf.d_q_accum, 0, bytes.d_q_accum, stream));
             execute(handle, bwd_plan, *bwd_pack);
         },
         stream, warmup, reps);

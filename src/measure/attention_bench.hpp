@@ -9,11 +9,13 @@ namespace sextant::measure {
 struct AttentionResult {
     AttentionShape shape;
     double fwd_us = 0, bwd_us = 0;
-    double fwd_tflops = 0, bwd_tflops = 0;  // FlashAttention's count: 4 b h s^2 d forward (half when causal), 2.5x backward
+    // FlashAttention's count: 2 b h s^2 (d_qk + d_v) forward (4 b h s^2 d when the heads are
+    // equal; half when causal), 2.5x that backward.
+    double fwd_tflops = 0, bwd_tflops = 0;
     std::string engine;
 };
 
-// BF16 inputs, heads == kv_heads (the throughput does not depend on grouping). Throws
+// BF16 inputs; grouped-query and latent (d_qk != d_v) shapes as given. Throws
 // std::runtime_error when cuDNN builds no plan for the shape on this GPU.
 AttentionResult measure_attention(const AttentionShape& shape, int warmup, int reps);
 

@@ -35,6 +35,12 @@ int cuda_device_count(std::string& why) {
     return count;
 }
 
+int compute_capability_major() {
+    int major = 0;
+    SEXTANT_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    return major;
+}
+
 Provenance measured_provenance(const std::string& command) {
     Provenance p;
     p.kind = "measured";

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-#include <cuda_fp8.h>
-
 #include "device_buffers.hpp"
 #include "kernels.hpp"
 #include "timing.hpp"
@@ -14,33 +12,97 @@ namespace sextant::measure {
 namespace {
 constexpr std::size_t kWorkspaceBytes = std::size_t(64) << 20;
 
-struct Types {
-    cudaDataType_t ab, cd;
-    ElementType ab_element;
-};
-
-Types types_for(Precision p) {
-    switch (p) {
-        case Precision::Fp16: return {CUDA_R_16F, CUDA_R_16F, ElementType::Fp16};
-        case Precision::Fp8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, ElementType::Fp8E4m3};  // FP8 in, BF16 out
-        default: return {CUDA_R_16BF, CUDA_R_16BF, ElementType::Bf16};
+cudaDataType_t data_type(ElementType t) {
+    switch (t) {
+        case ElementType::Fp16: return CUDA_R_16F;
+        case ElementType::Fp8E4m3: return CUDA_R_8F_E4M3;
+        case ElementType::Fp4E2m1: return CUDA_R_4F_E2M1;
+        case ElementType::Fp32: return CUDA_R_32F;
+        case ElementType::Bf16: break;
     }
+    return CUDA_R_16BF;
+}
+
+cublasLtMatmulMatrixScale_t scale_mode(ScaleMode mode) {
+    switch (mode) {
+        case ScaleMode::OuterVector: return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+        case ScaleMode::Vec128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+        case ScaleMode::Block128x128: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+        case ScaleMode::Vec32Ue8m0: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
+        case ScaleMode::Vec16Ue4m3: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
+        case ScaleMode::None:
+        case ScaleMode::Scalar: break;
+    }
+    return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+}
+
+void attribute(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t which, const void* value, std::size_t size) {
+    const cublasStatus_t status = cublasLtMatmulDescSetAttribute(op, which, value, size);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE)
+        throw GemmUnsupported("this cuBLASLt does not take matmul attribute " + std::to_string(int(which)));
+    SEXTANT_CHECK(status);
+}
+
+// A scale tensor filled with 1: the speed of a scaled GEMM does not depend on the scales' values.
+void* ones(DeviceBuffers& buffers, ScaleMode mode, std::int64_t rows, std::int64_t k, cudaStream_t stream) {
+    const std::size_t bytes = scale_tensor_bytes(mode, rows, k);
+    if (bytes == 0) return nullptr;
+    void* p = buffers.allocate(bytes);
+    if (mode == ScaleMode::Vec32Ue8m0) SEXTANT_CHECK(cudaMemsetAsync(p, 0x7F, bytes, stream));       // E8M0 2^0
+    else if (mode == ScaleMode::Vec16Ue4m3) SEXTANT_CHECK(cudaMemsetAsync(p, 0x38, bytes, stream));  // E4M3 1.0
+    else fill_float(p, bytes / 4, 1.0f, stream);
+    return p;
 }
 }  // namespace
 
-GemmResult measure_gemm(const GemmShape& shape, int warmup, int reps) {
-    const Types t = types_for(shape.precision);
-    const auto m = static_cast<std::uint64_t>(shape.m), n = static_cast<std::uint64_t>(shape.n),
-               k = static_cast<std::uint64_t>(shape.k);
-    const std::size_t ab_bytes = (m * k + k * n) * element_bytes(t.ab_element);
+GemmDescriptors::GemmDescriptors(const GemmShape& shape) : recipe_(find_gemm_recipe(shape.recipe)) {
+    if (!recipe_) throw GemmUnsupported("no GEMM recipe named " + shape.recipe);
+    const auto m = static_cast<std::uint64_t>(shape.m), n = static_cast<std::uint64_t>(shape.n), k = static_cast<std::uint64_t>(shape.k);
+    const cudaDataType_t ab = data_type(recipe_->operands);
+    // 16-bit recipes write their own type; the scaled formats write BF16, as training does.
+    const cudaDataType_t cd = recipe_->operands == ElementType::Fp16 ? CUDA_R_16F : CUDA_R_16BF;
+    SEXTANT_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
+    attribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans);
+    attribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof no_trans);
+    if (recipe_->a_scale != ScaleMode::None) {
+        const cublasLtMatmulMatrixScale_t a = scale_mode(recipe_->a_scale), b = scale_mode(recipe_->b_scale);
+        attribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a, sizeof a);
+        attribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b, sizeof b);
+    }
+    SEXTANT_CHECK(cublasLtMatrixLayoutCreate(&a_, ab, k, m, static_cast<std::int64_t>(k)));
+    SEXTANT_CHECK(cublasLtMatrixLayoutCreate(&b_, ab, k, n, static_cast<std::int64_t>(k)));
+    SEXTANT_CHECK(cublasLtMatrixLayoutCreate(&c_, cd, m, n, static_cast<std::int64_t>(m)));
+}
 
-    int device = 0, l2_bytes = 0;
+GemmDescriptors::~GemmDescriptors() {
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (b_) cublasLtMatrixLayoutDestroy(b_);
+    if (c_) cublasLtMatrixLayoutDestroy(c_);
+    if (op_) cublasLtMatmulDescDestroy(op_);
+}
+
+void GemmDescriptors::set_scales(const void* a_scale, const void* b_scale) {
+    if (a_scale) attribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale);
+    if (b_scale) attribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale);
+}
+
+GemmResult measure_gemm(const GemmShape& shape, int warmup, int reps) {
+    GemmDescriptors d(shape);
+    const GemmRecipe& recipe = d.recipe();
+    int device = 0, l2_bytes = 0, major = 0;
     SEXTANT_CHECK(cudaGetDevice(&device));
+    SEXTANT_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    if (recipe.block_scaled && major < 10)
+        throw GemmUnsupported("MX/NV block scaling needs Blackwell tensor cores (compute capability 10.0+; this is " +
+                              std::to_string(major) + ".x)");
+    const auto m = static_cast<std::uint64_t>(shape.m), n = static_cast<std::uint64_t>(shape.n), k = static_cast<std::uint64_t>(shape.k);
+    const std::size_t a_bytes = buffer_bytes(recipe.operands, m * k), b_bytes = buffer_bytes(recipe.operands, k * n);
     SEXTANT_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
     std::size_t free_bytes = 0, total_bytes = 0;
     SEXTANT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const std::size_t wanted = std::max<std::size_t>(2, 3 * std::size_t(l2_bytes) / ab_bytes + 1);
-    const std::size_t fit = std::max<std::size_t>(1, free_bytes / 2 / ab_bytes);
+    const std::size_t wanted = std::max<std::size_t>(2, 3 * std::size_t(l2_bytes) / (a_bytes + b_bytes) + 1);
+    const std::size_t fit = std::max<std::size_t>(1, free_bytes / 2 / (a_bytes + b_bytes));
     const std::size_t sets = std::min({wanted, fit, std::size_t(16)});
 
     cudaStream_t stream;
@@ -48,34 +110,25 @@ GemmResult measure_gemm(const GemmShape& shape, int warmup, int reps) {
     DeviceBuffers buffers;
     std::vector<void*> a(sets), b(sets);
     for (std::size_t i = 0; i < sets; ++i) {
-        a[i] = buffers.allocate(m * k * element_bytes(t.ab_element));
-        b[i] = buffers.allocate(k * n * element_bytes(t.ab_element));
-        fill_random(a[i], m * k, t.ab_element, 2 * i + 1, stream);
-        fill_random(b[i], k * n, t.ab_element, 2 * i + 2, stream);
+        a[i] = buffers.allocate(a_bytes);
+        b[i] = buffers.allocate(b_bytes);
+        fill_random(a[i], m * k, recipe.operands, 2 * i + 1, stream);
+        fill_random(b[i], k * n, recipe.operands, 2 * i + 2, stream);
     }
-    void* d = buffers.allocate(m * n * 2);
+    void* out = buffers.allocate(m * n * 2);
     void* workspace = buffers.allocate(kWorkspaceBytes);
+    d.set_scales(ones(buffers, recipe.a_scale, shape.m, shape.k, stream), ones(buffers, recipe.b_scale, shape.n, shape.k, stream));
 
     cublasLtHandle_t lt;
     SEXTANT_CHECK(cublasLtCreate(&lt));
-    cublasLtMatmulDesc_t op;
-    SEXTANT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    // Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T; FP8 needs the "TN" form,
-    // so A is stored k-major and transposed by cuBLASLt for every precision alike.
-    const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
-    SEXTANT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
-    SEXTANT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof no_trans));
-    cublasLtMatrixLayout_t la, lb, lc;
-    SEXTANT_CHECK(cublasLtMatrixLayoutCreate(&la, t.ab, k, m, static_cast<std::int64_t>(k)));
-    SEXTANT_CHECK(cublasLtMatrixLayoutCreate(&lb, t.ab, k, n, static_cast<std::int64_t>(k)));
-    SEXTANT_CHECK(cublasLtMatrixLayoutCreate(&lc, t.cd, m, n, static_cast<std::int64_t>(m)));
     cublasLtMatmulPreference_t preference;
     SEXTANT_CHECK(cublasLtMatmulPreferenceCreate(&preference));
     SEXTANT_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                        &kWorkspaceBytes, sizeof kWorkspaceBytes));
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
-    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, preference, 1, &heuristic, &found);
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt, d.operation(), d.a(), d.b(), d.c(), d.c(), preference, 1,
+                                                                 &heuristic, &found);
     if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) SEXTANT_CHECK(status);
     const bool supported = status == CUBLAS_STATUS_SUCCESS && found > 0;
 
@@ -83,19 +136,15 @@ GemmResult measure_gemm(const GemmShape& shape, int warmup, int reps) {
     const double us = !supported ? 0.0 : median_us(
         [&](int i) {
             const std::size_t set = static_cast<std::size_t>(i) % sets;
-            SEXTANT_CHECK(cublasLtMatmul(lt, op, &alpha, a[set], la, b[set], lb, &beta, d, lc, d, lc, &heuristic.algo,
-                                         workspace, kWorkspaceBytes, stream));
+            SEXTANT_CHECK(cublasLtMatmul(lt, d.operation(), &alpha, a[set], d.a(), b[set], d.b(), &beta, out, d.c(), out, d.c(),
+                                         &heuristic.algo, workspace, kWorkspaceBytes, stream));
         },
         stream, warmup, reps);
 
     cublasLtMatmulPreferenceDestroy(preference);
-    cublasLtMatrixLayoutDestroy(la);
-    cublasLtMatrixLayoutDestroy(lb);
-    cublasLtMatrixLayoutDestroy(lc);
-    cublasLtMatmulDescDestroy(op);
     cublasLtDestroy(lt);
     cudaStreamDestroy(stream);
-    if (!supported) throw GemmUnsupported("cuBLASLt has no algorithm for this shape and precision");
+    if (!supported) throw GemmUnsupported("cuBLASLt has no algorithm for this shape and recipe");
     return {shape, us, 2.0 * double(m) * double(n) * double(k) / (us * 1e-6) / 1e12};
 }
 

@@ -25,6 +25,19 @@ __global__ void fill_kernel(T* data, std::size_t count, std::uint64_t seed) {
         data[i] = T(hash_uniform(i, seed));
 }
 
+// Two random E2M1 codes per byte.
+__global__ void fill_bytes_kernel(std::uint8_t* data, std::size_t count, std::uint64_t seed) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        data[i] = static_cast<std::uint8_t>((hash_uniform(i, seed) + 1.0f) * 128.0f);
+}
+
+__global__ void fill_value_kernel(float* data, std::size_t count, float value) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        data[i] = value;
+}
+
 __global__ void rmsnorm_kernel(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, std::size_t cols) {
     const __nv_bfloat16* row = x + blockIdx.x * cols;
     __nv_bfloat16* out = y + blockIdx.x * cols;
@@ -55,14 +68,15 @@ void launch_fill(void* data, std::size_t count, std::uint64_t seed, cudaStream_t
 }
 }  // namespace
 
-std::size_t element_bytes(ElementType t) {
+std::size_t buffer_bytes(ElementType t, std::size_t count) {
     switch (t) {
         case ElementType::Bf16:
-        case ElementType::Fp16: return 2;
-        case ElementType::Fp8E4m3: return 1;
-        case ElementType::Fp32: return 4;
+        case ElementType::Fp16: return 2 * count;
+        case ElementType::Fp8E4m3: return count;
+        case ElementType::Fp4E2m1: return (count + 1) / 2;
+        case ElementType::Fp32: return 4 * count;
     }
-    return 4;
+    return 4 * count;
 }
 
 void fill_random(void* data, std::size_t count, ElementType t, std::uint64_t seed, cudaStream_t stream) {
@@ -70,8 +84,17 @@ void fill_random(void* data, std::size_t count, ElementType t, std::uint64_t see
         case ElementType::Bf16: return launch_fill<__nv_bfloat16>(data, count, seed, stream);
         case ElementType::Fp16: return launch_fill<__half>(data, count, seed, stream);
         case ElementType::Fp8E4m3: return launch_fill<__nv_fp8_e4m3>(data, count, seed, stream);
+        case ElementType::Fp4E2m1:
+            fill_bytes_kernel<<<1024, 256, 0, stream>>>(static_cast<std::uint8_t*>(data), (count + 1) / 2, seed);
+            SEXTANT_CHECK(cudaGetLastError());
+            return;
         case ElementType::Fp32: return launch_fill<float>(data, count, seed, stream);
     }
+}
+
+void fill_float(void* data, std::size_t count, float value, cudaStream_t stream) {
+    fill_value_kernel<<<1024, 256, 0, stream>>>(static_cast<float*>(data), count, value);
+    SEXTANT_CHECK(cudaGetLastError());
 }
 
 void rmsnorm_proxy(const void* x, const void* w, void* y, std::size_t rows, std::size_t cols, cudaStream_t stream) {

@@ -1,7 +1,6 @@
 // sextant-calibrate: measures GEMM, memory-bound kernels and NCCL collectives on this machine's
 // GPUs and writes a calibration profile (calibration/README.md explains the steps).
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "attention_bench.hpp"
 #include "environment.hpp"
 #include "gemm_bench.hpp"
@@ -16,6 +16,7 @@
 #include "mpi_collectives.hpp"
 #include "nccl_bench.hpp"
 #include "plan.hpp"
+#include "profile/collective_sweeps.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 
@@ -89,12 +90,13 @@ json measure_attention_points(const MeasurePlan& plan, std::string& failure) {
     for (const AttentionShape& a : plan.attention) {
         try {
             const AttentionResult r = measure_attention(a, plan.warmup, plan.reps);
-            std::printf("attention b%lld s%lld h%lld d%lld %s: fwd %.1f TFLOP/s, bwd %.1f TFLOP/s (%s)\n",
+            std::printf("attention b%lld s%lld h%lld/%lld d%lld/%lld %s: fwd %.1f TFLOP/s, bwd %.1f TFLOP/s (%s)\n",
                         static_cast<long long>(a.batch), static_cast<long long>(a.seq), static_cast<long long>(a.heads),
-                        static_cast<long long>(a.head_dim), a.causal ? "causal" : "full", r.fwd_tflops, r.bwd_tflops,
+                        static_cast<long long>(a.kv_heads), static_cast<long long>(a.head_dim),
+                        static_cast<long long>(a.head_dim_v), a.causal ? "causal" : "full", r.fwd_tflops, r.bwd_tflops,
                         r.engine.c_str());
-            points.push_back({{"seq", a.seq}, {"head_dim", a.head_dim}, {"batch", a.batch}, {"heads", a.heads},
-                              {"kv_heads", a.heads}, {"causal", a.causal}, {"fwd_tflops", r.fwd_tflops},
+            points.push_back({{"seq", a.seq}, {"head_dim", a.head_dim}, {"head_dim_v", a.head_dim_v}, {"batch", a.batch},
+                              {"heads", a.heads}, {"kv_heads", a.kv_heads}, {"causal", a.causal}, {"fwd_tflops", r.fwd_tflops},
                               {"bwd_tflops", r.bwd_tflops}, {"source", "sextant-calibrate, cuDNN SDPA graphs (" + r.engine + ")"}});
         } catch (const std::runtime_error& e) {
             std::printf("attention s%lld d%lld %s: skipped, %s\n", static_cast<long long>(a.seq),
@@ -107,8 +109,7 @@ json measure_attention_points(const MeasurePlan& plan, std::string& failure) {
 
 // The measured sections replace the published ones of the GPU's shipped profile; what this
 // version does not measure (the comm section) stays, and the provenance says so.
-json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan,
-                   const std::vector<CollectivePoint>& collectives) {
+json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan, std::vector<CollectiveSweep> collectives) {
     json doc = load_preset("calibration", gpu.name, "--gpu");
     const Provenance provenance = measured_provenance(o.command);
     std::string attention_failure;
@@ -128,15 +129,15 @@ json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan
         try {
             r = measure_gemm(shape, plan.warmup, plan.reps);
         } catch (const GemmUnsupported& e) {
-            std::printf("gemm %s %lldx%lldx%lld: skipped, %s\n", precision_name(shape.precision).c_str(),
+            std::printf("gemm %s %lldx%lldx%lld: skipped, %s\n", shape.recipe.c_str(),
                         static_cast<long long>(shape.m), static_cast<long long>(shape.n),
                         static_cast<long long>(shape.k), e.what());
             continue;
         }
-        std::printf("gemm %s %lldx%lldx%lld: %.1f TFLOP/s (%s)\n", precision_name(shape.precision).c_str(),
+        std::printf("gemm %s %lldx%lldx%lld: %.1f TFLOP/s (%s)\n", shape.recipe.c_str(),
                     static_cast<long long>(shape.m), static_cast<long long>(shape.n), static_cast<long long>(shape.k),
                     r.tflops, shape.origin.c_str());
-        doc["gemm"][precision_name(shape.precision)].push_back(
+        doc["gemm"][shape.recipe].push_back(
             {{"m", shape.m}, {"n", shape.n}, {"k", shape.k}, {"tflops", r.tflops}, {"source", "sextant-calibrate, " + shape.origin}});
     }
     MemoryResult best{0, 0, 0};
@@ -146,13 +147,15 @@ json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan
         if (r.copy_tbps > best.copy_tbps) best = r;
     }
     // Large buffers only: the profile describes streaming kernels, not cache-resident ones.
-    doc["memory"] = {{"copy_tbps", best.copy_tbps}, {"elementwise_tbps", best.elementwise_tbps}};
+    doc["memory"] = {{"copy_tbps", best.copy_tbps}, {"elementwise_tbps", best.elementwise_tbps},
+                     {"source", "sextant-calibrate, device-to-device copy and RMSNorm proxy at " + std::to_string(best.bytes) + " B"}};
     doc["collectives"] = json::array();
-    for (const CollectivePoint& c : collectives) {
-        std::printf("%s %s %d GPUs %.0f B: %.1f us, busbw %.2f GB/s\n", std::string(nccl_test_op_name(c.op)).c_str(),
-                    group_kind_name(c.group).c_str(), int(c.ranks), c.bytes, c.time_us, c.busbw_gbps);
-        doc["collectives"].push_back({{"op", nccl_test_op_name(c.op)}, {"ranks", c.ranks}, {"group", group_kind_name(c.group)},
-                                      {"bytes", c.bytes}, {"time_us", c.time_us}, {"busbw_gbps", c.busbw_gbps}});
+    for (CollectiveSweep& c : collectives) {
+        c.provenance = {"measured", "sextant-calibrate", "", provenance.date, "clock", provenance.nccl, provenance.hosts,
+                        provenance.gpu, provenance.command, false};
+        for (const CollectiveSample& s : c.samples)
+            std::printf("%s %.0f B: %.1f us, busbw %.2f GB/s\n", sweep_label(c).c_str(), s.bytes, s.time_us, sample_busbw_gbps(c, s));
+        doc["collectives"].push_back(collective_sweep_json(c));
     }
     CalibrationProfile::from_json(doc, "", gpu);  // what we write must read back
     return doc;
@@ -165,21 +168,24 @@ int run(int argc, char** argv, const std::optional<MpiJob>& job) {
         return 0;
     }
     const GpuSpec gpu = parse_gpu(load_preset("topologies/gpus", o.gpu, "--gpu"), "--gpu");
-    MeasurePlan plan = default_plan({gpu.fp8_tflops > 0, o.quick, o.max_bytes});
+    // MX/NV block scaling runs on Blackwell only: the device says so when there is one; a dry run
+    // lists those recipes with that condition.
+    std::string why;
+    const int devices = o.dry_run ? 0 : cuda_device_count(why);
+    const bool fp8 = gpu.fp8_tflops > 0;
+    MeasurePlan plan = default_plan({fp8, fp8 && (o.dry_run || (devices > 0 && compute_capability_major() >= 10)), o.quick, o.max_bytes});
     if (!o.scenario.empty()) add_scenario_shapes(plan, load_scenario(o.scenario));
     if (o.dry_run) {
         std::printf("sextant-calibrate dry run for %s (no GPU touched)\n%s", gpu.name.c_str(), describe(plan).c_str());
         std::printf("would write %s\n", o.out.c_str());
         return 0;
     }
-    std::string why;
-    const int devices = cuda_device_count(why);
     if (devices == 0) {
         std::fprintf(stderr, "sextant-calibrate: no CUDA device available (%s); nothing measured. "
                              "Use --dry-run to see the plan.\n", why.c_str());
         return 2;
     }
-    std::vector<CollectivePoint> collectives;
+    std::vector<CollectiveSweep> collectives;
     if (job && job->size > 1) {
         // One process per GPU: every rank joins the collectives, rank 0 measures its own GPU
         // and writes the profile.
@@ -188,8 +194,8 @@ int run(int argc, char** argv, const std::optional<MpiJob>& job) {
     } else {
         collectives = measure_node_collectives(plan, devices);
     }
-    const json doc = build_profile(o, gpu, plan, collectives);
-    std::ofstream(o.out) << doc.dump(1) << "\n";
+    const json doc = build_profile(o, gpu, plan, std::move(collectives));
+    write_output_file(o.out, doc.dump(1) + "\n", "--out");
     std::printf("wrote %s\n", o.out.c_str());
     return 0;
 }

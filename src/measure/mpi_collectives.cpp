@@ -47,13 +47,19 @@ void issue(NcclTestOp op, std::size_t bytes, int ranks, int me, ncclComm_t comm,
 }
 
 // One group's sweep; every rank takes part, the slowest rank's median is the result.
-void sweep(const MeasurePlan& plan, ncclComm_t comm, MPI_Comm mpi, GroupKind group, void* send, void* recv,
-           cudaStream_t stream, bool report, std::vector<CollectivePoint>& out) {
+void sweep(const MeasurePlan& plan, ncclComm_t comm, MPI_Comm mpi, MeasuredSpan span, int nodes, void* send, void* recv,
+           cudaStream_t stream, bool report, std::vector<CollectiveSweep>& out) {
     int ranks = 0, me = 0;
     SEXTANT_CHECK(ncclCommCount(comm, &ranks));
     SEXTANT_CHECK(ncclCommUserRank(comm, &me));
     if (ranks < 2) return;
-    for (NcclTestOp op : plan.collectives)
+    for (NcclTestOp op : plan.collectives) {
+        CollectiveSweep s;
+        s.op = op;
+        s.span = span;
+        s.ranks = ranks;
+        s.nodes = nodes;
+        s.dtype = "bfloat16";
         for (std::size_t bytes = std::max(plan.min_bytes, std::size_t(2 * ranks)); bytes <= plan.max_bytes; bytes *= 2) {
             const std::size_t rounded = bytes / std::size_t(2 * ranks) * std::size_t(2 * ranks);
             const int reps = bytes >= (std::size_t(256) << 20) ? std::max(5, plan.reps / 5) : plan.reps;
@@ -62,8 +68,10 @@ void sweep(const MeasurePlan& plan, ncclComm_t comm, MPI_Comm mpi, GroupKind gro
                                   plan.warmup / 4 + 1, reps);
             double slowest = 0;
             MPI_Reduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            if (report) out.push_back({op, ranks, group, "", double(rounded), slowest, busbw_gbps(op, ranks, double(rounded), slowest)});
+            s.samples.push_back({double(rounded), slowest, 0, 0});
         }
+        if (report) out.push_back(std::move(s));
+    }
 }
 
 ncclComm_t split(ncclComm_t world, int color, int key) {
@@ -89,7 +97,7 @@ std::optional<MpiJob> start_mpi(int& argc, char**& argv) {
 
 void stop_mpi() { MPI_Finalize(); }
 
-std::vector<CollectivePoint> measure_job_collectives(const MeasurePlan& plan, const MpiJob& job) {
+std::vector<CollectiveSweep> measure_job_collectives(const MeasurePlan& plan, const MpiJob& job) {
     SEXTANT_CHECK(cudaSetDevice(job.local_rank));
     ncclUniqueId id;
     if (job.rank == 0) SEXTANT_CHECK(ncclGetUniqueId(&id));
@@ -112,11 +120,15 @@ std::vector<CollectivePoint> measure_job_collectives(const MeasurePlan& plan, co
     SEXTANT_CHECK(cudaMalloc(&recv, plan.max_bytes));
     fill_random(send, plan.max_bytes / 2, ElementType::Bf16, std::uint64_t(job.rank) + 1000, stream);
 
-    std::vector<CollectivePoint> out;
+    std::vector<CollectiveSweep> out;
     const bool report = job.rank == 0;
-    sweep(plan, world, MPI_COMM_WORLD, GroupKind::All, send, recv, stream, report, out);
-    sweep(plan, node, MPI_COMM_WORLD, GroupKind::Node, send, recv, stream, report, out);
-    sweep(plan, rail, MPI_COMM_WORLD, GroupKind::Rail, send, recv, stream, report, out);
+    // The whole job is its own span only with several GPUs on each of several nodes; otherwise
+    // it is the node group (one node) or the rail group (one GPU per node), measured below.
+    const int nodes = job.size / job.local_size;
+    if (nodes > 1 && job.local_size > 1)
+        sweep(plan, world, MPI_COMM_WORLD, MeasuredSpan::Cluster, nodes, send, recv, stream, report, out);
+    sweep(plan, node, MPI_COMM_WORLD, MeasuredSpan::Node, 1, send, recv, stream, report, out);
+    sweep(plan, rail, MPI_COMM_WORLD, MeasuredSpan::Rail, nodes, send, recv, stream, report, out);
 
     cudaFree(send);
     cudaFree(recv);
@@ -127,7 +139,7 @@ std::vector<CollectivePoint> measure_job_collectives(const MeasurePlan& plan, co
 #else
 std::optional<MpiJob> start_mpi(int&, char**&) { return std::nullopt; }
 void stop_mpi() {}
-std::vector<CollectivePoint> measure_job_collectives(const MeasurePlan&, const MpiJob&) {
+std::vector<CollectiveSweep> measure_job_collectives(const MeasurePlan&, const MpiJob&) {
     throw std::logic_error("measure_job_collectives needs a build with MPI");
 }
 #endif

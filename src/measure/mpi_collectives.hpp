@@ -19,7 +19,8 @@ struct MpiJob {
 // nothing otherwise.
 std::optional<MpiJob> start_mpi(int& argc, char**& argv);
 void stop_mpi();
-// Collective sweeps in every group with more than one member; rank 0 gets the points.
-std::vector<CollectivePoint> measure_job_collectives(const MeasurePlan& plan, const MpiJob& job);
+// Collective sweeps in every distinct group with more than one member (the whole job, a node, a
+// rail); rank 0 gets them, the caller fills in the provenance.
+std::vector<CollectiveSweep> measure_job_collectives(const MeasurePlan& plan, const MpiJob& job);
 
 }  // namespace sextant::measure

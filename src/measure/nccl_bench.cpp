@@ -76,8 +76,8 @@ double time_us(NcclTestOp op, std::size_t bytes, std::vector<Rank>& ranks, int w
 }
 }  // namespace
 
-std::vector<CollectivePoint> measure_node_collectives(const MeasurePlan& plan, int devices) {
-    std::vector<CollectivePoint> out;
+std::vector<CollectiveSweep> measure_node_collectives(const MeasurePlan& plan, int devices) {
+    std::vector<CollectiveSweep> out;
     if (devices < 2) return out;
     std::vector<ncclComm_t> comms(static_cast<std::size_t>(devices));
     SEXTANT_CHECK(ncclCommInitAll(comms.data(), devices, nullptr));
@@ -92,14 +92,19 @@ std::vector<CollectivePoint> measure_node_collectives(const MeasurePlan& plan, i
         ranks.push_back(k);
     }
     const auto n = static_cast<std::size_t>(devices);
-    for (NcclTestOp op : plan.collectives)
+    for (NcclTestOp op : plan.collectives) {
+        CollectiveSweep sweep;
+        sweep.op = op;
+        sweep.span = MeasuredSpan::Node;
+        sweep.ranks = devices;
+        sweep.dtype = "bfloat16";
         for (std::size_t bytes = std::max(plan.min_bytes, 2 * n); bytes <= plan.max_bytes; bytes *= 2) {
             const std::size_t rounded = bytes / (2 * n) * (2 * n);  // whole BF16 chunks per rank
             const int reps = bytes >= (std::size_t(256) << 20) ? std::max(5, plan.reps / 5) : plan.reps;
-            const double us = time_us(op, rounded, ranks, plan.warmup / 4 + 1, reps);
-            out.push_back({op, devices, GroupKind::Node, "", double(rounded), us,
-                           busbw_gbps(op, devices, double(rounded), us)});
+            sweep.samples.push_back({double(rounded), time_us(op, rounded, ranks, plan.warmup / 4 + 1, reps), 0, 0});
         }
+        out.push_back(std::move(sweep));
+    }
     for (Rank& k : ranks) {
         cudaSetDevice(k.device);
         cudaFree(k.send);

@@ -10,6 +10,7 @@
 namespace sextant::measure {
 
 // All GPUs of this process (ncclCommInitAll), one thread driving them with group calls.
-std::vector<CollectivePoint> measure_node_collectives(const MeasurePlan& plan, int devices);
+// One node sweep per collective of the plan; the caller fills in the provenance.
+std::vector<CollectiveSweep> measure_node_collectives(const MeasurePlan& plan, int devices);
 
 }  // namespace sextant::measure

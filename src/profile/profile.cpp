@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "profile/collective_sweeps.hpp"
 #include "spec/presets.hpp"
 
 namespace sextant {
@@ -15,10 +16,10 @@ constexpr FieldDef kProfileFields[] = {
     {"schema", FieldType::String, "profile format version", "", "", -1e300, 1e300, "sextant-calibration/1"},
     {"gpu", FieldType::String, "GPU type the profile describes"},
     {"provenance", FieldType::Object, "how and where it was measured, or the published sources"},
-    {"gemm", FieldType::Object, "GEMM points per precision: {bf16: [{m, n, k, tflops}], ...}"},
-    {"attention", FieldType::Array, "flash attention points [{seq, head_dim, causal, fwd_tflops, bwd_tflops}]"},
+    {"gemm", FieldType::Object, "GEMM points per precision recipe (bf16, fp16, fp8, fp8_rowwise, fp8_blockwise, mxfp8, nvfp4): {bf16: [{m, n, k, tflops}], ...}"},
+    {"attention", FieldType::Array, "flash attention points [{seq, head_dim, head_dim_v, heads, kv_heads, causal, fwd_tflops, bwd_tflops}]"},
     {"memory", FieldType::Object, "{copy_tbps, elementwise_tbps}"},
-    {"collectives", FieldType::Array, "nccl-tests style points [{op, ranks, group, bytes, time_us, busbw_gbps}]"},
+    {"collectives", FieldType::Array, "measured sweeps [{op, span, ranks, nodes, provenance, points: [{bytes, time_us, busbw_gbps}]}]"},
     {"comm", FieldType::Object, "collective model calibration"},
     {"factors", FieldType::Object, "fitted multipliers {compute, communication, overlap}"},
 };
@@ -31,7 +32,8 @@ constexpr FieldDef kGemmPointFields[] = {
 };
 constexpr FieldDef kAttentionFields[] = {
     {"seq", FieldType::Integer, "sequence length", "tokens", "", 1, 1 << 27},
-    {"head_dim", FieldType::Integer, "head size", "", "", 1, 1 << 16},
+    {"head_dim", FieldType::Integer, "query and key head size", "", "", 1, 1 << 16},
+    {"head_dim_v", FieldType::Integer, "value head size (MLA: 128 against 192 for queries and keys)", "", "head_dim", 1, 1 << 16},
     {"batch", FieldType::Integer, "sequences in the measured batch", "", "", 1, 1 << 30},
     {"heads", FieldType::Integer, "query heads", "", "", 1, 1 << 16},
     {"kv_heads", FieldType::Integer, "key/value heads", "", "", 1, 1 << 16},
@@ -53,12 +55,42 @@ constexpr FieldDef kFactorFields[] = {
 };
 
 struct GemmPoint {
-    double lm, ln, lk, efficiency;  // log2 of the dimensions; achieved / peak
+    double lm, ln, lk, efficiency;  // log2 of the dimensions; achieved / the table's peak
 };
 struct AttentionPoint {
-    double lseq, head_dim, fwd_efficiency, bwd_efficiency;
+    double lseq;
+    double head_dim, head_dim_split;  // mean of the query-key and value head sizes; their difference
+    double lgroup;                    // log2 of query heads per key-value head (GQA)
+    double fwd_efficiency, bwd_efficiency;
     bool causal;
 };
+
+// A GEMM table's name (training.precision's recipe names) and the datasheet peak it is read
+// against: the scaled FP8 variants and MXFP8 run on the FP8 tensor cores; NVFP4 on the FP4 ones,
+// whose dense rate B200 and GB200 publish at twice FP8 (9 and 10 PFLOP/s).
+struct GemmTable {
+    std::string_view name;
+    Precision tensor_cores;
+    double peak_scale;
+};
+constexpr GemmTable kGemmTables[] = {{"bf16", Precision::Bf16, 1.0},        {"fp16", Precision::Fp16, 1.0},
+                                     {"fp8", Precision::Fp8, 1.0},          {"fp8_rowwise", Precision::Fp8, 1.0},
+                                     {"fp8_blockwise", Precision::Fp8, 1.0}, {"mxfp8", Precision::Fp8, 1.0},
+                                     {"nvfp4", Precision::Fp8, 2.0}};
+
+const GemmTable* gemm_table(std::string_view name) {
+    for (const GemmTable& t : kGemmTables)
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+// The table a recipe reads when the profile has none of its own: the scaled FP8 variants fall
+// back to tensor-wise FP8, NVFP4 to MXFP8.
+std::string_view fallback_table(std::string_view name) {
+    if (name == "nvfp4") return "mxfp8";
+    if (name == "fp8_rowwise" || name == "fp8_blockwise" || name == "mxfp8") return "fp8";
+    return "";
+}
 
 double log2d(std::int64_t v) { return std::log2(static_cast<double>(std::max<std::int64_t>(v, 1))); }
 
@@ -79,10 +111,11 @@ double idw(const Points& points, Distance distance, Value value) {
 
 struct CalibrationProfile::Data {
     GpuSpec gpu;
-    std::map<Precision, std::vector<GemmPoint>> gemm;
+    std::map<std::string, std::vector<GemmPoint>, std::less<>> gemm;  // by table name
     std::vector<AttentionPoint> attention;
     double memory_tbps = 0;
     CommCalibration comm;
+    std::vector<CollectiveSweep> collectives;
     ProfileFactors factors;
     std::string source;
 };
@@ -129,15 +162,11 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         throw InputError(r.path_of("gemm"), "", "is required: GEMM points for at least one precision");
     for (auto it = gemm->begin(); it != gemm->end(); ++it) {
         const std::string gp = r.path_of("gemm") + "/" + it.key();
-        Precision p;
-        try {
-            p = parse_precision(it.key());
-        } catch (const InputError&) {
-            throw InputError(gp, "", "unknown precision; use bf16, fp16 or fp8");
-        }
-        if (gpu.peak_tflops(p) <= 0 || (p == Precision::Fp8 && gpu.fp8_tflops <= 0))
+        const GemmTable* table = gemm_table(it.key());
+        if (!table) throw InputError(gp, "", "unknown GEMM precision; use bf16, fp16, fp8, fp8_rowwise, fp8_blockwise, mxfp8 or nvfp4");
+        if (gpu.peak_tflops(table->tensor_cores) <= 0 || (table->tensor_cores == Precision::Fp8 && gpu.fp8_tflops <= 0))
             throw InputError(gp, "", gpu.name + " has no " + it.key() + " tensor cores");
-        data->gemm[p] = parse_gemm_points(it.value(), gp, gpu.peak_tflops(p));
+        data->gemm[it.key()] = parse_gemm_points(it.value(), gp, gpu.peak_tflops(table->tensor_cores) * table->peak_scale);
     }
 
     const json* attention = r.raw("attention");
@@ -145,7 +174,15 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
     const double peak16 = gpu.bf16_tflops;
     for (std::size_t i = 0; i < attention->size(); ++i) {
         ObjectReader a((*attention)[i], r.path_of("attention") + "/" + std::to_string(i), kAttentionFields);
-        data->attention.push_back({log2d(a.require_integer("seq")), static_cast<double>(a.require_integer("head_dim")),
+        const auto qk = static_cast<double>(a.require_integer("head_dim"));
+        const auto v = static_cast<double>(a.integer("head_dim_v").value_or(a.require_integer("head_dim")));
+        const auto heads = a.integer("heads"), kv_heads = a.integer("kv_heads");
+        if (heads.has_value() != kv_heads.has_value())
+            throw InputError(a.path(), "", "give heads and kv_heads together, or neither");
+        if (heads && *heads % *kv_heads != 0)
+            throw InputError(a.path_of("kv_heads"), std::to_string(*kv_heads), "must divide heads (" + std::to_string(*heads) + ")");
+        const double group = heads ? static_cast<double>(*heads / *kv_heads) : 1.0;
+        data->attention.push_back({log2d(a.require_integer("seq")), 0.5 * (qk + v), qk - v, std::log2(group),
                                    a.require_number("fwd_tflops") / peak16, a.require_number("bwd_tflops") / peak16,
                                    a.boolean("causal").value_or(true)});
     }
@@ -165,8 +202,7 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         data->factors.overlap = fr.number("overlap").value_or(1.0);
         data->factors.moe = fr.number("moe").value_or(1.0);
     }
-    if (const json* c = r.raw("collectives"); c && !c->is_array())
-        throw InputError(r.path_of("collectives"), value_text(*c), "must be an array");
+    if (const json* c = r.raw("collectives")) data->collectives = parse_collective_sweeps(*c, r.path_of("collectives"));
     CalibrationProfile profile;
     profile.data_ = std::move(data);
     return profile;
@@ -181,42 +217,56 @@ CalibrationProfile CalibrationProfile::for_gpu(const GpuSpec& gpu) {
 }
 
 double CalibrationProfile::gemm_tflops(Precision p, std::int64_t m, std::int64_t n, std::int64_t k) const {
+    return gemm_tflops(precision_name(p), p, m, n, k);
+}
+
+double CalibrationProfile::gemm_tflops(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n,
+                                       std::int64_t k) const {
     const Data& d = *data_;
-    auto it = d.gemm.find(p);
-    if (it == d.gemm.end()) it = d.gemm.find(p == Precision::Fp16 ? Precision::Bf16 : Precision::Fp16);
+    auto it = d.gemm.find(recipe);
+    for (std::string_view name = fallback_table(recipe); it == d.gemm.end() && !name.empty(); name = fallback_table(name))
+        it = d.gemm.find(name);
+    if (it == d.gemm.end()) it = d.gemm.find(precision_name(operands));
+    if (it == d.gemm.end()) it = d.gemm.find(operands == Precision::Fp16 ? "bf16" : "fp16");
     if (it == d.gemm.end()) it = d.gemm.begin();
     const double lm = log2d(m), ln = log2d(n), lk = log2d(k);
     const double efficiency = idw(
         it->second,
         [&](const GemmPoint& g) { return (g.lm - lm) * (g.lm - lm) + (g.ln - ln) * (g.ln - ln) + (g.lk - lk) * (g.lk - lk); },
         [](const GemmPoint& g) { return g.efficiency; });
-    const double peak = d.gpu.peak_tflops(p);
+    const double peak = d.gpu.peak_tflops(operands);
     // Interpolating between measured shapes cannot see that a thin GEMM (an attention score
     // product over a head of 64-128, a small expert) waits on memory: cap it at the roofline of
     // reading both operands and writing the 16-bit result once.
-    const double bytes = (double(m) * double(k) + double(k) * double(n)) * precision_bytes(p) + double(m) * double(n) * 2.0;
+    const double bytes = (double(m) * double(k) + double(k) * double(n)) * precision_bytes(operands) + double(m) * double(n) * 2.0;
     const double roofline = 2.0 * double(m) * double(n) * double(k) / (bytes / (memory_tbps() * 1e12)) / 1e12;
     return std::min({peak, efficiency * peak * d.factors.compute, roofline});
 }
 
-double CalibrationProfile::attention_tflops(Precision, std::int64_t seq, std::int64_t head_dim, bool causal,
+double CalibrationProfile::attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal,
                                             bool backward) const {
+    return attention_tflops(p, {seq, head_dim, head_dim, 1, causal, backward});
+}
+
+double CalibrationProfile::attention_tflops(Precision, const AttentionQuery& q) const {
     const Data& d = *data_;
-    const double ls = log2d(seq), hd = static_cast<double>(head_dim);
-    bool any_same_mask = std::any_of(d.attention.begin(), d.attention.end(), [&](const AttentionPoint& a) { return a.causal == causal; });
+    const double ls = log2d(q.seq), hd = 0.5 * double(q.head_dim + q.head_dim_v), split = double(q.head_dim - q.head_dim_v);
+    const double lgroup = std::log2(static_cast<double>(std::max<std::int64_t>(q.group, 1)));
+    const bool any_same_mask = std::any_of(d.attention.begin(), d.attention.end(), [&](const AttentionPoint& a) { return a.causal == q.causal; });
     const double efficiency = idw(
         d.attention,
         [&](const AttentionPoint& a) {
-            const double mask = (any_same_mask && a.causal != causal) ? 100.0 : 0.0;
-            const double dh = (a.head_dim - hd) / 64.0;
-            return (a.lseq - ls) * (a.lseq - ls) + dh * dh + mask;
+            const double mask = (any_same_mask && a.causal != q.causal) ? 100.0 : 0.0;
+            const double dh = (a.head_dim - hd) / 64.0, ds = (a.head_dim_split - split) / 64.0, dg = a.lgroup - lgroup;
+            return (a.lseq - ls) * (a.lseq - ls) + dh * dh + ds * ds + dg * dg + mask;
         },
-        [&](const AttentionPoint& a) { return backward ? a.bwd_efficiency : a.fwd_efficiency; });
+        [&](const AttentionPoint& a) { return q.backward ? a.bwd_efficiency : a.fwd_efficiency; });
     return std::min(d.gpu.bf16_tflops, efficiency * d.gpu.bf16_tflops * d.factors.compute);
 }
 
 double CalibrationProfile::memory_tbps() const { return data_->memory_tbps * data_->factors.compute; }
 const CommCalibration& CalibrationProfile::comm() const { return data_->comm; }
+const std::vector<CollectiveSweep>& CalibrationProfile::collective_sweeps() const { return data_->collectives; }
 const ProfileFactors& CalibrationProfile::factors() const { return data_->factors; }
 const GpuSpec& CalibrationProfile::gpu() const { return data_->gpu; }
 const std::string& CalibrationProfile::source() const { return data_->source; }

@@ -9,9 +9,11 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profile/comm_calibration.hpp"
+#include "profile/measurements.hpp"
 #include "spec/hardware_spec.hpp"
 
 namespace sextant {
@@ -27,6 +29,13 @@ struct ProfileFactors {
     double moe = 1.0;
 };
 
+// One fused attention call: the query-key and value head sizes (MLA: 192 and 128), query heads
+// per key-value head (GQA; 1 for multi-head), the mask and the pass.
+struct AttentionQuery {
+    std::int64_t seq = 0, head_dim = 0, head_dim_v = 0, group = 1;
+    bool causal = true, backward = false;
+};
+
 class CalibrationProfile {
 public:
     // calibration/<gpu name>.json when it exists, else an InputError naming the missing profile.
@@ -36,13 +45,22 @@ public:
 
     // Achieved dense GEMM throughput for C[m,n] = A[m,k] B[k,n], TFLOP/s.
     double gemm_tflops(Precision p, std::int64_t m, std::int64_t n, std::int64_t k) const;
+    // The same for a precision recipe's own table ("fp8_rowwise", "mxfp8", "nvfp4": the names of
+    // training.precision), on tensor cores of `operands`; a recipe without a table reads its
+    // nearest (scaled FP8 variants: fp8; nvfp4: mxfp8, then fp8).
+    double gemm_tflops(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n, std::int64_t k) const;
     // Achieved fused flash-attention throughput (FlashAttention FLOP convention), TFLOP/s. FP8
     // attention is not modelled: the frameworks Sextant covers run flash attention in 16 bits.
     double attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal,
                             bool backward) const;
+    // The same for GQA and MLA shapes: interpolated also over the head sizes' split and the
+    // query heads per key-value head (points without them are multi-head, head_dim_v = head_dim).
+    double attention_tflops(Precision p, const AttentionQuery& query) const;
     // Achieved HBM bandwidth of memory-bound kernels (norms, elementwise, optimizer), TB/s.
     double memory_tbps() const;
     const CommCalibration& comm() const;
+    // Measured collective sweeps (nccl-tests logs, sextant-calibrate); empty for published profiles.
+    const std::vector<CollectiveSweep>& collective_sweeps() const;
     const ProfileFactors& factors() const;
     CalibrationProfile with_factors(const ProfileFactors& factors) const;
 

@@ -3,6 +3,7 @@
 #include "report/schema.hpp"
 
 #include "cost/runtime_profile.hpp"
+#include "profile/collective_sweeps.hpp"
 #include "profile/profile.hpp"
 #include "sim/step_context.hpp"
 #include "reliability/reliability_spec.hpp"
@@ -39,6 +40,9 @@ std::vector<FieldTable> all_field_tables() {
         {"topologies/gpus/*.json", "GPU datasheet preset", gpu_fields()},
         {"calibration/*.json", "calibration profile (sextant-calibration/1)", profile_fields()},
         {"calibration/*.json: comm", "collective model calibration", comm_calibration_fields()},
+        {"calibration/*.json: collectives/*", "a measured sweep of one collective on one group", collective_sweep_fields()},
+        {"calibration/*.json: collectives/*/points/*", "one size of a sweep", collective_sample_fields()},
+        {"calibration/*.json: collectives/*/provenance", "where a sweep was measured", sweep_provenance_fields()},
         {"calibration/runtime/*.json", "runtime profile of a framework generation", runtime_profile_fields()},
     };
 }

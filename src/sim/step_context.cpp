@@ -97,7 +97,7 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       profile_(profile),
       runtime_(with_overlap_factor(load_runtime_profile(scenario.training.framework, "/framework"), profile.factors().overlap)),
       traits_(runtime_traits(scenario, runtime_)),
-      network_(std::make_shared<NetworkModel>(scenario.cluster, profile.comm(), profile.factors().communication)),
+      network_(std::make_shared<NetworkModel>(scenario.cluster, profile)),
       stragglers_(parse_stragglers(scenario)),
       degraded_(parse_degraded_links(scenario)),
       cache_(std::make_shared<GroupCache>()),

@@ -1,0 +1,56 @@
+#include "model/layer_gemms.hpp"
+
+#include <cmath>
+
+namespace sextant {
+
+namespace {
+void attention(const ModelSpec& m, std::int64_t T, std::int64_t tp, std::vector<LayerGemm>& out) {
+    const std::int64_t h = m.hidden, heads = m.heads;
+    if (m.attention == AttentionKind::MultiLatent) {
+        const LatentAttention& a = m.mla;
+        const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+        if (a.q_lora_rank > 0) {
+            out.push_back({"q down", T, a.q_lora_rank, h});
+            out.push_back({"q up", T, heads * qk / tp, a.q_lora_rank});
+        } else {
+            out.push_back({"q", T, heads * qk / tp, h});
+        }
+        out.push_back({"kv down", T, a.kv_lora_rank + a.qk_rope_head_dim, h});
+        out.push_back({"kv up", T, heads * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank});
+        out.push_back({"attention output", T, h, heads * a.v_head_dim / tp});
+        return;
+    }
+    const std::int64_t q = heads * m.head_dim, kv = m.kv_heads * m.head_dim;
+    out.push_back({"qkv", T, (q + 2 * kv) / tp, h});
+    out.push_back({"attention output", T, h, q / tp});
+}
+
+void mlp(const ModelSpec& m, const std::string& what, std::int64_t tokens, std::int64_t ffn, std::int64_t tp,
+         std::int64_t count, std::vector<LayerGemm>& out) {
+    const std::int64_t up = m.mlp == MlpKind::SwiGlu ? 2 * ffn : ffn;
+    out.push_back({what + " up", tokens, up / tp, m.hidden, count});
+    out.push_back({what + " down", tokens, m.hidden, ffn / tp, count});
+}
+}  // namespace
+
+std::vector<LayerGemm> layer_gemms(const ModelSpec& m, std::int64_t layer, std::int64_t T, std::int64_t tp, std::int64_t ep) {
+    std::vector<LayerGemm> out;
+    attention(m, T, tp, out);
+    if (!m.layer_is_moe(layer)) {
+        mlp(m, "mlp", T, m.ffn_hidden, tp, 1, out);
+        return out;
+    }
+    const MoeSpec& e = m.moe;
+    out.push_back({"router", T, e.experts, m.hidden});
+    const std::int64_t local = e.experts / ep;
+    const double routed = static_cast<double>(T) * static_cast<double>(e.top_k) * e.load_imbalance;
+    const auto per_expert = static_cast<std::int64_t>(std::llround(routed / static_cast<double>(local)));
+    mlp(m, "expert", per_expert, e.expert_ffn_hidden, tp, local, out);
+    if (e.shared_experts > 0) mlp(m, "shared expert", T, e.shared_experts * e.shared_ffn_hidden, tp, 1, out);
+    return out;
+}
+
+LayerGemm logits_gemm(const ModelSpec& m, std::int64_t T, std::int64_t tp) { return {"logits", T, (m.vocab + tp - 1) / tp, m.hidden}; }
+
+}  // namespace sextant

@@ -1,0 +1,76 @@
+// The profile reader's point kinds: GEMM tables per precision recipe (bf16 ... nvfp4, each read
+// against the peak of the tensor cores it runs on, with fallbacks between recipes), and attention
+// points for grouped-query and latent (192/128) shapes.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "profile/profile.hpp"
+#include "spec/scenario.hpp"
+
+using namespace sextant;
+
+namespace {
+CalibrationProfile profile(const char* gpu, const json& overrides) {
+    json doc = {{"preset", gpu}, {"gpu", gpu}};
+    doc.merge_patch(overrides);
+    return CalibrationProfile::from_json(doc, "/calibration", load_gpu(gpu, "/gpu")).with_factors({});
+}
+
+std::string error_of(const char* gpu, const json& overrides) {
+    try {
+        profile(gpu, overrides);
+    } catch (const InputError& e) {
+        return e.path() + ": " + e.rule();
+    }
+    return "accepted";
+}
+
+json point(std::int64_t m, double tflops) { return {{"m", m}, {"n", m}, {"k", m}, {"tflops", tflops}}; }
+}  // namespace
+
+TEST_CASE("GEMM tables per recipe: exact at their points, falling back to their base format") {
+    const CalibrationProfile p = profile("H100-SXM5-80GB", {{"gemm", {{"fp8_rowwise", {point(4096, 1500.0)}},
+                                                                        {"mxfp8", {point(4096, 1400.0)}}}}});
+    CHECK(p.gemm_tflops("fp8_rowwise", Precision::Fp8, 4096, 4096, 4096) == doctest::Approx(1500.0));
+    // No block-wise table: tensor-wise FP8's; NVFP4 without a table reads MXFP8's efficiency.
+    CHECK(p.gemm_tflops("fp8_blockwise", Precision::Fp8, 8192, 8192, 8192) == doctest::Approx(p.gemm_tflops(Precision::Fp8, 8192, 8192, 8192)));
+    CHECK(p.gemm_tflops("nvfp4", Precision::Fp8, 4096, 4096, 4096) == doctest::Approx(1400.0));
+    // The published tables are untouched.
+    const CalibrationProfile published = profile("H100-SXM5-80GB", json::object());
+    CHECK(p.gemm_tflops(Precision::Bf16, 8192, 8192, 8192) == doctest::Approx(published.gemm_tflops(Precision::Bf16, 8192, 8192, 8192)));
+}
+
+TEST_CASE("GEMM tables are checked against the tensor cores they need") {
+    CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"int8", {point(4096, 100.0)}}}}}).find("/calibration/gemm/int8: unknown GEMM precision") == 0);
+    CHECK(error_of("A100-SXM4-80GB", {{"gemm", {{"fp8_rowwise", {point(4096, 100.0)}}}}}).find("has no fp8_rowwise tensor cores") != std::string::npos);
+    // FP8 variants are bounded by the FP8 peak (1,979), NVFP4 by twice it.
+    CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"fp8_blockwise", {point(4096, 2100.0)}}}}}).find("exceeds the GPU's dense peak") != std::string::npos);
+    CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"nvfp4", {point(4096, 2100.0)}}}}}) == "accepted");
+    CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"nvfp4", {point(4096, 4100.0)}}}}}).find("exceeds") != std::string::npos);
+}
+
+TEST_CASE("attention points of GQA and MLA shapes are read and interpolated by group and head sizes") {
+    const json attention = json::array({
+        {{"seq", 4096}, {"head_dim", 128}, {"causal", true}, {"fwd_tflops", 500.0}, {"bwd_tflops", 300.0}},
+        {{"seq", 4096}, {"head_dim", 128}, {"heads", 64}, {"kv_heads", 8}, {"causal", true}, {"fwd_tflops", 560.0}, {"bwd_tflops", 340.0}},
+        {{"seq", 4096}, {"head_dim", 192}, {"head_dim_v", 128}, {"causal", true}, {"fwd_tflops", 450.0}, {"bwd_tflops", 280.0}},
+    });
+    const CalibrationProfile p = profile("H100-SXM5-80GB", {{"attention", attention}});
+    CHECK(p.attention_tflops(Precision::Bf16, {4096, 128, 128, 1, true, false}) == doctest::Approx(500.0));
+    CHECK(p.attention_tflops(Precision::Bf16, 4096, 128, true, false) == doctest::Approx(500.0));
+    CHECK(p.attention_tflops(Precision::Bf16, {4096, 128, 128, 8, true, false}) == doctest::Approx(560.0));
+    CHECK(p.attention_tflops(Precision::Bf16, {4096, 128, 128, 8, true, true}) == doctest::Approx(340.0));
+    CHECK(p.attention_tflops(Precision::Bf16, {4096, 192, 128, 1, true, false}) == doctest::Approx(450.0));
+    // Between multi-head and 8 query heads per KV head, a weighted mean of the two.
+    const double group4 = p.attention_tflops(Precision::Bf16, {4096, 128, 128, 4, true, false});
+    CHECK(group4 > 500.0);
+    CHECK(group4 < 560.0);
+    json bad = attention;
+    bad[1].erase("kv_heads");
+    CHECK(error_of("H100-SXM5-80GB", {{"attention", bad}}).find("give heads and kv_heads together") != std::string::npos);
+    bad = attention;
+    bad[1]["kv_heads"] = 7;
+    CHECK(error_of("H100-SXM5-80GB", {{"attention", bad}}).find("/calibration/attention/1/kv_heads: must divide heads") == 0);
+}
