@@ -1,34 +1,17 @@
 // `sextant whatif` end to end: the JSON contract, exit codes, and the closed forms it reports.
 #include <doctest/doctest.h>
 
-#include <array>
-#include <initializer_list>
-#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
 
+#include "cli_run.hpp"
 #include "reliability/interval_formulas.hpp"
 
 namespace {
-struct Output {
-    int code = -1;
-    std::string out;
-};
-
-Output run(const std::string& args) {
-    const std::string cmd = std::string(SEXTANT_BINARY) + " " + args + " 2>&1";
-    Output o;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return o;
-    std::array<char, 4096> buf{};
-    while (fgets(buf.data(), static_cast<int>(buf.size()), pipe)) o.out += buf.data();
-    const int status = pclose(pipe);
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return o;
-}
+using sextant::test::Output;
+Output run(const std::string& args) { return sextant::test::run_sextant(args); }
 
 const std::string kScenario = std::string(SEXTANT_SOURCE_DIR) + "/scenarios/llama3-405b-h100.json";
 }  // namespace
