@@ -71,6 +71,7 @@ struct NetworkModel::Impl {
     double network_latency() const { return calibration.network_latency_us * 1e-6; }
 
     Candidates candidates(CollectiveOp op, double S, const GroupShape& g) const;
+    CollectiveResult fastest_protocol(const Candidate& c, CollectiveOp op, double S, std::int64_t ranks) const;
 };
 
 NetworkModel::NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor)
@@ -157,6 +158,26 @@ Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const Group
     return out;
 }
 
+// The fastest protocol of one algorithm for S bytes, as NCCL's tuner picks it.
+CollectiveResult NetworkModel::Impl::fastest_protocol(const Candidate& c, CollectiveOp op, double S, std::int64_t ranks) const {
+    CollectiveResult best;
+    double best_time = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < kProtocols.size(); ++i) {
+        const Protocol& p = kProtocols[i];
+        if (c.simple_only && !p.pipeline_ramp) continue;
+        const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
+        const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * factor) * ramp;
+        if (t < best_time) {
+            best_time = t;
+            best.algorithm = kNames[static_cast<std::size_t>(c.algorithm)][i];
+        }
+    }
+    best.time = Seconds(best_time);
+    best.algbw_gbps = S / best_time / 1e9;
+    best.busbw_gbps = best.algbw_gbps * bus_factor(op, ranks);
+    return best;
+}
+
 CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupShape& shape) const {
     CollectiveResult best;
     const double S = std::max(bytes.value(), 1.0);
@@ -164,23 +185,20 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupSha
         best.algorithm = "none";
         return best;
     }
-    double best_time = std::numeric_limits<double>::infinity();
+    best.time = Seconds(std::numeric_limits<double>::infinity());
     for (const Candidate& c : impl_->candidates(op, S, shape)) {
-        for (std::size_t i = 0; i < kProtocols.size(); ++i) {
-            const Protocol& p = kProtocols[i];
-            if (c.simple_only && !p.pipeline_ramp) continue;
-            const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
-            const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * impl_->factor) * ramp;
-            if (t < best_time) {
-                best_time = t;
-                best.algorithm = kNames[static_cast<std::size_t>(c.algorithm)][i];
-            }
-        }
+        const CollectiveResult r = impl_->fastest_protocol(c, op, S, shape.ranks);
+        if (r.time.value() < best.time.value()) best = r;
     }
-    best.time = Seconds(best_time);
-    best.algbw_gbps = S / best_time / 1e9;
-    best.busbw_gbps = best.algbw_gbps * bus_factor(op, shape.ranks);
     return best;
+}
+
+std::vector<CollectiveResult> NetworkModel::cost_per_algorithm(CollectiveOp op, Bytes bytes, const GroupShape& shape) const {
+    std::vector<CollectiveResult> out;
+    if (shape.ranks <= 1 && op != CollectiveOp::SendRecv) return out;
+    const double S = std::max(bytes.value(), 1.0);
+    for (const Candidate& c : impl_->candidates(op, S, shape)) out.push_back(impl_->fastest_protocol(c, op, S, shape.ranks));
+    return out;
 }
 
 CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupPlacement& group) const {
