@@ -13,5 +13,6 @@ void add_simulate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_whatif_command(CLI::App& app);     // whatif checkpoint|spares|async|storage|failure-rate
+void add_report_command(CLI::App& app);     // one HTML page of every chart
 
 }  // namespace sextant::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     sextant::cli::add_plan_command(app);
     sextant::cli::add_calibrate_command(app);
     sextant::cli::add_whatif_command(app);
+    sextant::cli::add_report_command(app);
     try {
         sextant::cli::check_command_words(app, argc, argv);
         app.parse(argc, argv);

@@ -10,12 +10,16 @@
 
 #include "cli/commands.hpp"
 #include "cli/mpi_session.hpp"
+#include "cli/version.hpp"
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
 #include "planner/step_evaluator.hpp"
+#include "report/html_report.hpp"
+#include "report/planner_view.hpp"
 #include "report/table.hpp"
 
 namespace sextant::cli {
@@ -30,6 +34,7 @@ struct PlanArgs {
     std::string gpus;
     std::string global_batch;
     std::string emit;
+    std::string html;
     bool json = false;
     bool search_all = false;
     bool any_framework = false;
@@ -94,19 +99,6 @@ json layout_json(const Layout& l) {
             {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
             {"schedule", schedule_name(l.schedule)}, {"rank_order", rank_order_text(l.rank_order)},
             {"stage_layers", l.stage_layers}};
-}
-
-// Failure-free days and GPU-hours to train the scenario's token budget at this plan's
-// throughput (0 without a budget).
-struct RunLength {
-    double days = 0;
-    double gpu_hours = 0;
-};
-
-RunLength run_length(const Scenario& s, const Plan& p) {
-    if (s.training.train_tokens <= 0) return {};
-    const double days = s.training.train_tokens / p.simulated.tokens_per_s / 86400.0;
-    return {days, days * 24.0 * static_cast<double>(s.cluster.gpus)};
 }
 
 json sweep_json(const Planner& planner, const std::vector<Plan>& plans) {
@@ -238,6 +230,11 @@ void run_plan(const PlanArgs& a) {
     const std::size_t simulated = plans.size();
     plans = planner.distinct(std::move(plans));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!a.html.empty()) {
+        ReportModel report{.title = "sextant plan: " + scenario.name, .generator = version_text(), .facts = scenario_facts(scenario, nullptr)};
+        report.planner = planner_view(planner, plans, a.top);
+        write_output_file(a.html, html_report(report), "--html");
+    }
     if (!a.emit.empty()) emit_winner(planner, plans, a.emit);
     else print_plans(planner, plans, simulated, a, seconds);
 }
@@ -255,6 +252,7 @@ void add_plan_command(CLI::App& app) {
     cmd->add_option("--objective", args.objective, "mfu or tokens_per_s");
     cmd->add_option("--gpus", args.gpus, "also search the GPU count: N, N1,N2 or LO..HI (doubling)");
     cmd->add_option("--global-batch", args.global_batch, "also search the global batch: N, N1,N2 or LO..HI");
+    cmd->add_option("--html", args.html, "also write the search as an HTML report to FILE (screens every candidate once more)");
     cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan or deepspeed");
     cmd->add_flag("--search-all", args.search_all, "ignore the scenario's layout: search every knob");
     cmd->add_flag("--any-framework", args.any_framework,

@@ -124,13 +124,26 @@ std::vector<const Plan*> Planner::best_per_variant(const std::vector<Plan>& rank
     return best;
 }
 
-std::vector<double> Planner::fitting_objectives() const {
-    std::vector<double> out;
+template <class F>
+void Planner::for_each_fitting(F f) const {
     for (std::size_t v = 0; v < candidates_.size(); ++v)
         for (const Candidate& c : candidates_[v]) {
             const PlanScore score = variants_[v].evaluator->screen(to_layout(variants_[v].scenario, fixed_, c));
-            if (score.fits) out.push_back(objective(score));
+            if (score.fits) f(v, score);
         }
+}
+
+std::vector<double> Planner::fitting_objectives() const {
+    std::vector<double> out;
+    for_each_fitting([&](std::size_t, const PlanScore& s) { out.push_back(objective(s)); });
+    return out;
+}
+
+std::vector<ScreenedScore> Planner::fitting_scores() const {
+    std::vector<ScreenedScore> out;
+    for_each_fitting([&](std::size_t v, const PlanScore& s) {
+        out.push_back({static_cast<std::uint32_t>(v), s.step_time_s, s.mfu, s.tokens_per_s, s.peak_memory_bytes});
+    });
     return out;
 }
 

@@ -48,6 +48,12 @@ struct ScreenedCandidate {
     double objective = 0;
 };
 
+// One candidate's closed-form score, small enough to keep for every candidate (report charts).
+struct ScreenedScore {
+    std::uint32_t variant = 0;
+    double step_time_s = 0, mfu = 0, tokens_per_s = 0, peak_memory_bytes = 0;
+};
+
 // Which share of the candidates this process screens (MPI rank / size; 0 / 1 alone).
 struct Shard {
     int index = 0;
@@ -70,8 +76,9 @@ public:
     // The best of `ranked` for each variant (null where none fits), in variant order.
     std::vector<const Plan*> best_per_variant(const std::vector<Plan>& ranked) const;
 
-    // The closed-form objective of every candidate that fits, in candidate order.
+    // The closed-form objective (or score) of every candidate that fits, in candidate order.
     std::vector<double> fitting_objectives() const;
+    std::vector<ScreenedScore> fitting_scores() const;
     // The number candidates are ranked by (MFU or tokens/s).
     double objective(const PlanScore& score) const;
 
@@ -80,6 +87,9 @@ public:
     const PlanOptions& options() const { return options_; }
 
 private:
+    // Calls f(variant, closed-form score) for every candidate that fits, in candidate order.
+    template <class F>
+    void for_each_fitting(F f) const;
     // A sweep simulates this many of each variant's best besides the overall best.
     static constexpr std::size_t kPerVariantSimulated = 4;
     std::size_t per_variant_kept() const;

@@ -45,6 +45,17 @@ constexpr FieldDef kMemoryFields[] = {
     {"elementwise_tbps", FieldType::Number, "norm/elementwise kernel bandwidth", "TB/s", "copy_tbps", 0.001},
     {"source", FieldType::String, "where the figures come from"},
 };
+constexpr FieldDef kCollectivePointFields[] = {
+    {"op", FieldType::String, "nccl-tests operation", "", "", -1e300, 1e300,
+     "all_reduce|all_gather|reduce_scatter|all_to_all|broadcast|reduce|send_recv"},
+    {"ranks", FieldType::Integer, "GPUs in the group", "", "", 2, 1 << 24},
+    {"group", FieldType::String, "what the group spans", "", "", -1e300, 1e300, "node|rail|all"},
+    {"algorithm", FieldType::String, "NCCL's algorithm as reported or forced (Ring, Tree, NVLS)", "", "\"\""},
+    {"bytes", FieldType::Number, "nccl-tests size", "B", "", 0},
+    {"time_us", FieldType::Number, "time of one operation", "us", "", 0},
+    {"busbw_gbps", FieldType::Number, "bus bandwidth (nccl-tests convention)", "GB/s", "", 0},
+    {"source", FieldType::String, "where the point comes from"},
+};
 constexpr FieldDef kFactorFields[] = {
     {"compute", FieldType::Number, "multiplier on achieved compute throughput", "", "1", 0.1, 2},
     {"communication", FieldType::Number, "multiplier on achieved communication bandwidth", "", "1", 0.1, 2},
@@ -83,6 +94,7 @@ struct CalibrationProfile::Data {
     double memory_tbps = 0;
     CommCalibration comm;
     ProfileFactors factors;
+    std::vector<CollectivePoint> collectives;
     std::string source;
 };
 
@@ -104,6 +116,25 @@ std::vector<GemmPoint> parse_gemm_points(const json& array, const std::string& p
     return points;
 }
 
+std::vector<CollectivePoint> parse_collective_points(const json& array, const std::string& path) {
+    if (!array.is_array()) throw InputError(path, value_text(array), "must be an array");
+    std::vector<CollectivePoint> points;
+    for (std::size_t i = 0; i < array.size(); ++i) {
+        ObjectReader r(array[i], path + "/" + std::to_string(i), kCollectivePointFields);
+        CollectivePoint p;
+        // The field table's choices have checked both names.
+        p.op = *parse_nccl_test_op(r.require_string("op"));
+        const std::string group = r.require_string("group");
+        p.group = group == "node" ? GroupKind::Node : group == "rail" ? GroupKind::Rail : GroupKind::All;
+        p.ranks = r.require_integer("ranks");
+        p.algorithm = r.string("algorithm").value_or("");
+        p.bytes = r.require_number("bytes");
+        p.time_us = r.require_number("time_us");
+        p.busbw_gbps = r.require_number("busbw_gbps");
+        points.push_back(p);
+    }
+    return points;
+}
 }  // namespace
 
 CalibrationProfile CalibrationProfile::from_json(const json& document, const std::string& path, const GpuSpec& gpu) {
@@ -163,8 +194,7 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         data->factors.communication = fr.number("communication").value_or(1.0);
         data->factors.overlap = fr.number("overlap").value_or(1.0);
     }
-    if (const json* c = r.raw("collectives"); c && !c->is_array())
-        throw InputError(r.path_of("collectives"), value_text(*c), "must be an array");
+    if (const json* c = r.raw("collectives")) data->collectives = parse_collective_points(*c, r.path_of("collectives"));
     CalibrationProfile profile;
     profile.data_ = std::move(data);
     return profile;
@@ -216,6 +246,7 @@ double CalibrationProfile::attention_tflops(Precision, std::int64_t seq, std::in
 double CalibrationProfile::memory_tbps() const { return data_->memory_tbps * data_->factors.compute; }
 const CommCalibration& CalibrationProfile::comm() const { return data_->comm; }
 const ProfileFactors& CalibrationProfile::factors() const { return data_->factors; }
+const std::vector<CollectivePoint>& CalibrationProfile::collectives() const { return data_->collectives; }
 const GpuSpec& CalibrationProfile::gpu() const { return data_->gpu; }
 const std::string& CalibrationProfile::source() const { return data_->source; }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "profile/comm_calibration.hpp"
+#include "profile/measurements.hpp"
 #include "spec/hardware_spec.hpp"
 
 namespace sextant {
@@ -41,6 +42,8 @@ public:
     double memory_tbps() const;
     const CommCalibration& comm() const;
     const ProfileFactors& factors() const;
+    // The nccl-tests points sextant-calibrate measured (none in a profile of published numbers).
+    const std::vector<CollectivePoint>& collectives() const;
     CalibrationProfile with_factors(const ProfileFactors& factors) const;
 
     const GpuSpec& gpu() const;

@@ -223,11 +223,12 @@ double legend(Svg& svg, double x0, double y0, double max_width, const std::vecto
         }
         const Ink& k = ink(e.ink);
         const bool has_line = e.kind == LegendEntry::Kind::Line || e.kind == LegendEntry::Kind::LineAndPoint;
-        if (e.kind == LegendEntry::Kind::Swatch) {
-            svg.add(rect(x, y - 10, 22, 12, fmt::format("fill=\"{}\" stroke=\"#333333\" stroke-width=\"0.6\"", svg.fill(e.ink))));
-        }
+        if (e.kind == LegendEntry::Kind::Swatch)
+            svg.add(rect(x, y - 10, 22, 12,
+                         fmt::format("fill=\"{}\" stroke=\"#333333\" stroke-width=\"0.6\"", e.colour.empty() ? svg.fill(e.ink) : e.colour)));
         if (has_line)
-            svg.add(line(x, y - 4, x + 22, y - 4, fmt::format("stroke=\"{}\" stroke-width=\"2.2\" stroke-dasharray=\"{}\"", k.colour, k.dash)));
+            svg.add(line(x, y - 4, x + 22, y - 4,
+                         fmt::format("stroke=\"{}\" stroke-width=\"2.2\" stroke-dasharray=\"{}\"", e.colour.empty() ? k.colour : e.colour, k.dash)));
         if (e.kind == LegendEntry::Kind::Point || e.kind == LegendEntry::Kind::LineAndPoint) svg.marker(e.ink, x + 11, y - 4, 8);
         svg.add(text(x + 27, y, e.label, "class=\"legend\""));
         x += w + 12;
@@ -279,7 +280,7 @@ void vertical_markers(Svg& svg, const Frame& frame, const std::vector<VerticalMa
                                  *k.dash ? k.dash : "5 3")));
         svg.marker(m.ink, x, label_y - 4, 9);
         svg.add(text(flip ? x - 8 : x + 8, label_y, m.label,
-                     fmt::format("text-anchor=\"{}\" class=\"marker-label\" data-x=\"{}\"", flip ? "end" : "start", m.x)));
+                     fmt::format("text-anchor=\"{}\" class=\"marker-label\" data-key=\"marker-label\" data-x=\"{}\"", flip ? "end" : "start", m.x)));
     }
 }
 

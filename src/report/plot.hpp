@@ -110,6 +110,7 @@ struct LegendEntry {
     std::string label;
     std::size_t ink = 0;
     enum class Kind { Swatch, Line, Point, LineAndPoint } kind = Kind::Swatch;
+    std::string colour = "";  // instead of the ink's, for a swatch or line drawn in its own colour
 };
 // One row of entries from (x, y), wrapping at `max_width`; returns the height used.
 double legend(Svg& svg, double x, double y, double max_width, const std::vector<LegendEntry>& entries);

@@ -107,18 +107,22 @@ struct CollectiveSweep {
 };
 
 struct ReportModel {
-    std::string title;
-    std::vector<std::string> facts;  // one line each: model, cluster, layout, framework
-    std::optional<MemoryView> memory;
-    std::optional<StepView> step;
-    std::optional<PlannerView> planner;
-    std::optional<GoodputCurveView> goodput;
-    std::optional<GoodputSweepView> goodput_sweep;
-    std::vector<CollectiveSweep> collectives;
+    std::string title{};
+    std::string generator{};           // "sextant 0.1.0 (git ...)", in the page's footer
+    std::vector<std::string> facts{};  // one line each: model, cluster, training, layout
+    std::optional<MemoryView> memory{};
+    std::optional<StepView> step{};
+    std::optional<PlannerView> planner{};
+    std::optional<GoodputCurveView> goodput{};
+    std::optional<GoodputSweepView> goodput_sweep{};
+    std::vector<CollectiveSweep> collectives{};
 };
 
 // The numbers of every section (what the charts draw, without the screened cloud and the
 // timeline's slices).
 nlohmann::json report_json(const ReportModel& model);
+// Pieces the commands' own JSON shares: one stage of `memory --json`, a `collective --json` sweep.
+nlohmann::json stage_memory_json(const StageMemory& stage);
+nlohmann::json collective_json(const CollectiveSweep& sweep);
 
 }  // namespace sextant

@@ -27,21 +27,24 @@ const char* category(TaskKind k) {
     return "task";
 }
 
-// The parts of a forward or backward task, in the order the children are laid out: recompute
-// runs before the backward it serves; exposed communication is drawn after the compute it
-// follows (the kernels interleave; the child slices show how much of each).
+// A part of a forward or backward task as a child slice.
 struct PartName {
-    Cost cost;
     const char* name;
     const char* category;
     const char* parallelism;
 };
-constexpr PartName kParts[] = {
-    {Cost::Recompute, "recompute", "recompute", ""}, {Cost::Compute, "compute", "compute", ""},
-    {Cost::TP, "tp (exposed)", "communication", "tp"}, {Cost::CP, "cp (exposed)", "communication", "cp"},
-    {Cost::EP, "ep (exposed)", "communication", "ep"}, {Cost::PP, "pp (exposed)", "communication", "pp"},
-    {Cost::ZeRO, "zero-3 gather (exposed)", "communication", "dp"}, {Cost::Overhead, "overhead", "overhead", ""},
-};
+PartName part_name(Cost c) {
+    switch (c) {
+        case Cost::Recompute: return {"recompute", "recompute", ""};
+        case Cost::Compute: return {"compute", "compute", ""};
+        case Cost::TP: return {"tp (exposed)", "communication", "tp"};
+        case Cost::CP: return {"cp (exposed)", "communication", "cp"};
+        case Cost::EP: return {"ep (exposed)", "communication", "ep"};
+        case Cost::PP: return {"pp (exposed)", "communication", "pp"};
+        case Cost::ZeRO: return {"zero-3 gather (exposed)", "communication", "dp"};
+        default: return {"overhead", "overhead", ""};
+    }
+}
 
 void add_comm(json& args, const CommDetail& c, const char* prefix) {
     if (c.bytes <= 0) return;
@@ -111,21 +114,13 @@ private:
     std::vector<Event> events_;
 };
 
-// A forward or backward slice's children: its parts, tiling [start, start + duration) exactly.
+// A forward or backward slice's children: its parts, tiling it exactly.
 void add_parts(Writer& w, const TaskRecord& t, const TaskInfo& info, std::uint32_t pid) {
-    double total = 0;
-    for (double v : info.parts) total += v;
-    if (total <= 0) return;
-    double cumulative = 0;
-    TimeNs from = t.start;
-    for (const PartName& p : kParts) {
-        cumulative += info.parts[static_cast<std::size_t>(p.cost)];
-        const TimeNs to = t.start + static_cast<TimeNs>(std::llround(static_cast<double>(t.duration) * std::min(1.0, cumulative / total)));
-        if (to <= from) continue;
+    for (const TaskPart& part : task_parts(info, t.start, t.duration)) {
+        const PartName p = part_name(part.cost);
         json args = task_args(info);
         if (*p.parallelism) args["parallelism"] = p.parallelism;
-        w.slice(p.category, p.name, pid, t.stream, from, to - from, args);
-        from = to;
+        w.slice(p.category, p.name, pid, t.stream, part.start, part.end - part.start, args);
     }
 }
 

@@ -245,6 +245,23 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult&
 }
 }  // namespace
 
+std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs duration) {
+    constexpr Cost kOrder[] = {Cost::Recompute, Cost::Compute, Cost::Overhead, Cost::TP, Cost::CP, Cost::EP, Cost::PP, Cost::ZeRO};
+    double total = 0;
+    for (double v : info.parts) total += v;
+    std::vector<TaskPart> out;
+    if (total <= 0) return out;
+    double cumulative = 0;
+    TimeNs from = start;
+    for (Cost c : kOrder) {
+        cumulative += info.parts[static_cast<std::size_t>(c)];
+        const TimeNs to = start + static_cast<TimeNs>(std::llround(static_cast<double>(duration) * std::min(1.0, cumulative / total)));
+        if (to > from) out.push_back({c, from, to});
+        from = std::max(from, to);
+    }
+    return out;
+}
+
 Simulation simulate(const StepContext& ctx, const Layout& l) {
     Simulation sim;
     const StepPlan plan = plan_step(ctx, l);

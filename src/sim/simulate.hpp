@@ -61,6 +61,16 @@ struct TaskInfo {
     std::int64_t consumer = -1;  // TaskId of the compute task that receives this task's output
 };
 
+// A forward or backward task's parts laid out in integer nanoseconds over [start, start +
+// duration): recompute first (it precedes the backward it serves), then compute with its
+// overheads, then the exposed communication (tp, cp, ep, pp, ZeRO). The pieces tile the task
+// exactly; parts that round to nothing are left out.
+struct TaskPart {
+    Cost cost;
+    TimeNs start, end;
+};
+std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs duration);
+
 struct Simulation {
     StepResult result;
     Engine engine;  // the executed tasks, for traces
