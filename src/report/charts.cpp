@@ -234,9 +234,10 @@ std::string candidates_chart(const PlannerView& v, const std::string& id) {
     const double pad_x = (xhi - xlo) * 0.04 + 0.5;
     Svg svg(id, kWidth, 470, "Layouts: MFU against peak memory");
     const Frame f({80, 72, kWidth - 80 - 40, 470 - 72 - 55},
-                  number_axis("peak memory per GPU (GiB)", std::max(0.0, xlo - pad_x), xhi + pad_x),
+                  number_axis("peak memory per GPU (GiB)", std::max(0.0, xlo - pad_x), xhi + pad_x, 1.0, 10),
                   number_axis(mfu ? "MFU (%)" : "tokens per second", mfu ? std::max(0.0, ylo - 2) : 0, yhi * 1.05));
-    f.draw(svg, fmt::format("{} layouts that fit, the best {} simulated", v.screened.size(), v.simulated.size()));
+    f.draw(svg, fmt::format("{} against peak memory: {} layouts that fit, the best {} simulated", mfu ? "MFU" : "Throughput",
+                            v.screened.size(), v.simulated.size()));
     // The screened cloud (closed-form scores): dots, or a density grid when there are many.
     if (v.screened.size() <= 3000 || !mfu) {
         for (const auto& c : v.screened)
@@ -271,7 +272,7 @@ std::string candidates_chart(const PlannerView& v, const std::string& id) {
         const std::string label = fmt::format("winner {}: {}, MFU {:.1f}%", w.label, format_seconds(w.step_time_s), pct(w.mfu));
         const bool left = x + text_width(label) + 12 > f.area().x + f.area().w;
         svg.add(text(left ? x - 10 : x + 10, std::max(yv - 12, f.area().y + 12), label,
-                     fmt::format("text-anchor=\"{}\" font-weight=\"bold\" data-key=\"winner-label\"", left ? "end" : "start")));
+                     fmt::format("text-anchor=\"{}\" font-weight=\"bold\" data-key=\"winner-label\" {}", left ? "end" : "start", kHalo)));
     }
     legend(svg, 80, 48, kWidth - 120,
            {{"screened layout (closed form)", 0, LegendEntry::Kind::Swatch, "#8c8c8c"},
@@ -302,7 +303,8 @@ std::string sweep_chart(const PlannerView& v, const std::string& id) {
         svg.add(polyline(xy, fmt::format("fill=\"none\" stroke=\"{}\" stroke-width=\"2\"", ink(ink_index).colour)));
         for (std::size_t i = 0; i < xy.size(); ++i) {
             svg.marker(ink_index, xy[i].first, xy[i].second, 8, fmt::format("data-key=\"{}\" data-gpus=\"{}\"", key, points[i]->gpus));
-            svg.add(text(xy[i].first, xy[i].second - 9, fmt::format("{:.3g}", value(*points[i])), "text-anchor=\"middle\" class=\"value-label\""));
+            svg.add(text(xy[i].first, xy[i].second - 9, fmt::format("{:.3g}", value(*points[i])),
+                         fmt::format("text-anchor=\"middle\" class=\"value-label\" {}", kHalo)));
         }
     };
     if (budget) {
@@ -340,7 +342,15 @@ std::string goodput_chart(const reliability::IntervalStudy& st, const std::strin
     // The label rows above the plot depend on where the markers fall: size the top margin to them.
     const Frame probe({80, 0, kWidth - 80 - 30, 300}, x, y);
     const double top = 76 + kRowHeight * marker_rows(probe, markers);
-    const double height = top + 300 + 60;
+    // Optima closer than a few pixels get a magnified strip under the axis, where they separate.
+    double px_lo = 1e300, px_hi = -1e300, v_lo = 1e300, v_hi = 0;
+    for (const auto& m : markers)
+        if (m.x >= x0 && m.x <= x1) {
+            px_lo = std::min(px_lo, probe.px(m.x)), px_hi = std::max(px_hi, probe.px(m.x));
+            v_lo = std::min(v_lo, m.x), v_hi = std::max(v_hi, m.x);
+        }
+    const bool magnify = px_hi > px_lo - 1 && px_hi - px_lo < 24 && v_hi > v_lo;
+    const double height = top + 300 + 60 + (magnify ? 64 : 0);
     Svg svg(id, kWidth, height, title);
     const Frame f({80, top, kWidth - 80 - 30, 300}, x, y);
     f.draw(svg, title);
@@ -363,6 +373,24 @@ std::string goodput_chart(const reliability::IntervalStudy& st, const std::strin
     vertical_markers(svg, f, inside);
     // Each optimum also marked on the curve with its own shape.
     for (const auto& m : inside) svg.marker(m.ink, f.px(m.x), f.py(interpolate_log_x(mean, m.x)), 10, "data-key=\"optimum-on-curve\"");
+    if (magnify) {
+        // The interval axis around the optima, magnified: where each optimum lies.
+        const double widen = std::exp(std::log(v_hi / v_lo) * 0.25);
+        Axis detail = log_axis("", v_lo / widen, v_hi * widen, {}, short_duration);
+        const Frame strip({f.area().x, f.area().y + f.area().h + 62, f.area().w, 0}, detail, y);
+        const double yy = strip.area().y;
+        svg.add(line(strip.area().x, yy, strip.area().x + strip.area().w, yy, "stroke=\"#333333\""));
+        svg.add(text(strip.area().x, yy - 8,
+                     fmt::format("the optima magnified: {} to {} across the axis", reliability::duration_label(v_lo / widen),
+                                 reliability::duration_label(v_hi * widen)),
+                     "class=\"axis-label\" font-size=\"12\""));
+        for (std::size_t k = 0; k < inside.size(); ++k) {
+            const double at = strip.px(inside[k].x);
+            svg.marker(inside[k].ink, at, yy, 10, "data-key=\"optimum-detail\"");
+            svg.add(text(at, yy + 22 + 13 * static_cast<double>(k % 2), reliability::duration_label(inside[k].x),
+                         "text-anchor=\"middle\" font-size=\"11\" class=\"tick\""));
+        }
+    }
     legend(svg, 80, 46, kWidth - 120,
            {{"simulated goodput (mean over trials)", 0, LegendEntry::Kind::LineAndPoint},
             {fmt::format("95% confidence band (half-width up to {:.2f} points)", pct(widest)), 2, LegendEntry::Kind::Swatch}});

@@ -280,7 +280,7 @@ void vertical_markers(Svg& svg, const Frame& frame, const std::vector<VerticalMa
                                  *k.dash ? k.dash : "5 3")));
         svg.marker(m.ink, x, label_y - 4, 9);
         svg.add(text(flip ? x - 8 : x + 8, label_y, m.label,
-                     fmt::format("text-anchor=\"{}\" class=\"marker-label\" data-key=\"marker-label\" data-x=\"{}\"", flip ? "end" : "start", m.x)));
+                     fmt::format("text-anchor=\"{}\" class=\"marker-label\" data-key=\"marker-label\" data-x=\"{}\" {}", flip ? "end" : "start", m.x, kHalo)));
     }
 }
 

@@ -126,6 +126,9 @@ struct VerticalMarker {
 int marker_rows(const Frame& frame, const std::vector<VerticalMarker>& markers);
 void vertical_markers(Svg& svg, const Frame& frame, const std::vector<VerticalMarker>& markers);
 
+// A white outline under a label, so that it stays readable over lines and points.
+inline constexpr const char* kHalo = "paint-order=\"stroke\" stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\"";
+
 constexpr double kFontSize = 12;
 constexpr double kRowHeight = 15;
 // Width of a label at the page's 12 px sans-serif, for layout (an upper estimate).

@@ -16,7 +16,7 @@ std::string text_plot(const std::vector<TextPlotPoint>& points, const std::vecto
     double lo = points.front().y_low, hi = points.front().y_high;
     for (const auto& p : points) lo = std::min(lo, p.y_low), hi = std::max(hi, p.y_high);
     const plot::Axis x = plot::log_axis(axes.x_label, points.front().x, points.back().x, axes.x_ladder, axes.x_text, 6);
-    const plot::Axis y = plot::linear_axis(axes.y_label, lo, hi, axes.y_text, 5);
+    const plot::Axis y = plot::linear_axis(axes.y_label, lo, hi, axes.y_text, 7);
     const auto w = static_cast<std::size_t>(width), h = static_cast<std::size_t>(height);
     std::vector<std::string> grid(h, std::string(w, ' '));
     auto put = [&](int col, int row, char c) { grid[h - 1 - static_cast<std::size_t>(row)][static_cast<std::size_t>(col)] = c; };
