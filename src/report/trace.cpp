@@ -10,8 +10,27 @@ namespace sextant {
 namespace {
 using nlohmann::json;
 
-// Microseconds with three decimals, exactly: the integer nanoseconds written as text.
-std::string micros(TimeNs t) { return fmt::format("{}.{:03d}", t / 1000, t % 1000); }
+// Timestamps are microseconds with three decimals: the simulator's integer nanoseconds written as
+// text, after an origin of 2^k microseconds chosen so that every timestamp of the step lies in
+// [origin, 2 x origin), as PyTorch's traces carry large absolute times. In one binade, the
+// difference of two timestamps is exact in doubles (Sterbenz), so a duration written as that
+// difference adds back to the end's timestamp exactly, also after a reader subtracts a thread's
+// first timestamp (speedscope does): back-to-back slices touch, and a child ending with its
+// parent ends with it, in every reader's arithmetic, not only in Perfetto's nanoseconds.
+class Clock {
+public:
+    explicit Clock(TimeNs makespan) {
+        while (origin_us_ * 1000 <= makespan) origin_us_ *= 2;
+    }
+    std::int64_t origin_us() const { return origin_us_; }
+    std::string at(TimeNs t) const { return fmt::format("{}.{:03d}", origin_us_ + t / 1000, t % 1000); }
+    std::string between(TimeNs start, TimeNs end) const { return fmt::format("{}", as_double(end) - as_double(start)); }
+
+private:
+    // The double a reader parses from at(t).
+    double as_double(TimeNs t) const { return static_cast<double>(origin_us_ * 1000 + t) / 1000.0; }
+    std::int64_t origin_us_ = 1;
+};
 
 const char* category(TaskKind k) {
     switch (k) {
@@ -77,17 +96,18 @@ struct Event {
 
 class Writer {
 public:
-    void slice(const char* cat, const std::string& name, std::uint32_t pid, std::uint32_t tid, TimeNs start, TimeNs dur, const json& args) {
+    explicit Writer(const Clock& clock) : clock_(clock) {}
+    void slice(const char* cat, const std::string& name, std::uint32_t pid, std::uint32_t tid, TimeNs start, TimeNs end, const json& args) {
         events_.push_back({start, fmt::format(R"({{"ph":"X","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})", cat,
-                                              json(name).dump(), pid, tid, micros(start), micros(dur), args.dump())});
+                                              json(name).dump(), pid, tid, clock_.at(start), clock_.between(start, end), args.dump())});
     }
     void flow(char phase, std::uint64_t id, const char* name, std::uint32_t pid, std::uint32_t tid, TimeNs ts) {
         events_.push_back({ts, fmt::format(R"({{"ph":"{}","cat":"pipeline","name":"{}","id":{},"pid":{},"tid":{},"ts":{}{}}})", phase, name,
-                                           id, pid, tid, micros(ts), phase == 'f' ? R"(,"bp":"e")" : "")});
+                                           id, pid, tid, clock_.at(ts), phase == 'f' ? R"(,"bp":"e")" : "")});
     }
     void counter(std::uint32_t pid, TimeNs ts, double bytes) {
         events_.push_back({ts, fmt::format(R"({{"ph":"C","cat":"memory","name":"memory","pid":{},"ts":{},"args":{{"allocated_bytes":{:.0f}}}}})",
-                                           pid, micros(ts), bytes)});
+                                           pid, clock_.at(ts), bytes)});
     }
     void metadata(const char* what, std::uint32_t pid, std::uint32_t tid, const std::string& name, std::uint32_t sort_index) {
         meta_.push_back(fmt::format(R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"name":{}}}}})", what, pid, tid, json(name).dump()));
@@ -110,6 +130,7 @@ public:
     }
 
 private:
+    const Clock& clock_;
     std::vector<std::string> meta_;
     std::vector<Event> events_;
 };
@@ -120,7 +141,7 @@ void add_parts(Writer& w, const TaskRecord& t, const TaskInfo& info, std::uint32
         const PartName p = part_name(part.cost);
         json args = task_args(info);
         if (*p.parallelism) args["parallelism"] = p.parallelism;
-        w.slice(p.category, p.name, pid, t.stream, part.start, part.end - part.start, args);
+        w.slice(p.category, p.name, pid, t.stream, part.start, part.end, args);
     }
 }
 
@@ -154,7 +175,10 @@ void add_memory_counters(Writer& w, const Simulation& sim) {
 
 std::string chrome_trace(const Simulation& sim, const std::string& title) {
     const Engine& e = sim.engine;
-    Writer w;
+    TimeNs makespan = 0;
+    for (const TaskRecord& t : e.tasks()) makespan = std::max(makespan, t.end);
+    const Clock clock(makespan);
+    Writer w(clock);
     std::vector<bool> used(e.streams().size(), false);
     std::uint64_t flows = 0;
     for (const TaskRecord& t : e.tasks()) {
@@ -162,7 +186,7 @@ std::string chrome_trace(const Simulation& sim, const std::string& title) {
         const TaskInfo& info = sim.info[t.label];
         const std::uint32_t pid = e.streams()[t.stream].group;
         used[t.stream] = true;
-        w.slice(category(info.kind), info.name, pid, t.stream, t.start, t.duration, task_args(info));
+        w.slice(category(info.kind), info.name, pid, t.stream, t.start, t.end, task_args(info));
         if (info.kind == TaskKind::Forward || info.kind == TaskKind::Backward) add_parts(w, t, info, pid);
         if (info.consumer >= 0) {
             const TaskRecord& to = e.tasks()[static_cast<std::size_t>(info.consumer)];
@@ -183,6 +207,7 @@ std::string chrome_trace(const Simulation& sim, const std::string& title) {
     add_memory_counters(w, sim);
     const StepResult& r = sim.result;
     return w.document({{"scenario", title},
+                       {"time_origin_us", clock.origin_us()},
                        {"step_time_s", r.step_time_s},
                        {"critical_stage", r.critical_stage},
                        {"source", "sextant simulate: a discrete-event simulation, one representative rank per pipeline stage"}});

@@ -10,9 +10,12 @@
 //    pipeline send and receive;
 //  - a counter track per stage ("C", memory) for the bytes in use over the step: the static part
 //    (weights, gradients, optimizer, buffers) plus the activations of the microbatches in flight;
-//  - timestamps in microseconds with exactly three decimals, converted from the simulator's
-//    integer nanoseconds (ts = ns / 1000 as text), so back-to-back slices never overlap by
-//    rounding.
+//  - timestamps ("ts") in microseconds with exactly three decimals, the simulator's integer
+//    nanoseconds written as text after an origin (otherData.time_origin_us, a power of two that
+//    puts the whole step in one binade); each duration ("dur") is the exact difference of its
+//    end's and start's doubles. Back-to-back slices and children ending with their parent never
+//    overlap by rounding, whether a reader rounds to nanoseconds (Perfetto) or adds doubles after
+//    subtracting a thread's first timestamp (speedscope).
 #include <string>
 
 #include "sim/simulate.hpp"
