@@ -76,6 +76,13 @@ TEST_CASE("--json gives one JSON document on stdout for every command and flag c
         "whatif async " + s8 + " --trials 10 --json",
         "whatif storage " + s8 + " --trials 10 --values 1,2 --json",
         "whatif failure-rate " + s8 + " --trials 10 --values 1,2 --days 10 --json",
+        "simulate " + s8 + " --html " + tmp + ".html --trace " + tmp + ".trace.json --json",
+        "plan " + s8 + " --gpus 32..64 --html " + tmp + ".html --json",
+        "whatif checkpoint " + s8 + " --trials 10 --points 3 --html " + tmp + ".html --json",
+        "whatif storage " + s8 + " --trials 10 --values 1,2 --html " + tmp + ".html --json",
+        "collective --ranks 8 --min 1K --max 1M --html " + tmp + ".html --json",
+        "report " + s8 + " -o " + tmp + ".html --trials 10 --json",
+        "report " + s8 + " -o " + tmp + ".html --trials 10 --search-all --top 3 --json",
     };
     for (const auto& c : commands) {
         CAPTURE(c);
@@ -83,5 +90,5 @@ TEST_CASE("--json gives one JSON document on stdout for every command and flag c
         CHECK(o.code == 0);
         CHECK(nlohmann::json::accept(o.out));
     }
-    for (const char* ext : {".trace.json", ".profile.json", ".csv", ".svg", ".runs.json"}) std::remove((tmp + ext).c_str());
+    for (const char* ext : {".trace.json", ".profile.json", ".csv", ".svg", ".runs.json", ".html"}) std::remove((tmp + ext).c_str());
 }

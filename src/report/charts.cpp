@@ -219,37 +219,35 @@ std::string timeline_chart(const StepView& v, const std::string& id) {
 
 std::string candidates_chart(const PlannerView& v, const std::string& id) {
     const bool mfu = v.objective != "tokens_per_s";
-    auto y_of = [&](double m, double tps) { return mfu ? pct(m) : tps; };
+    auto y_of = [&](double m, double tps) { return mfu ? pct(m) : tps / 1e6; };
     double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = 0, capacity = 0;
     auto extend = [&](double x, double yv) {
         xlo = std::min(xlo, x), xhi = std::max(xhi, x), ylo = std::min(ylo, yv), yhi = std::max(yhi, yv);
     };
-    for (const auto& c : v.screened) extend(c.peak_memory_bytes / kGiB, pct(c.mfu));
+    for (const auto& c : v.screened) extend(c.peak_memory_bytes / kGiB, y_of(c.mfu, c.tokens_per_s));
     for (const auto& p : v.simulated) {
         extend(p.peak_memory_bytes / kGiB, y_of(p.mfu, p.tokens_per_s));
         capacity = std::max(capacity, p.capacity_bytes / kGiB);
     }
-    if (!mfu) ylo = std::min(ylo, yhi), extend(xlo, ylo);
     xhi = std::max(xhi, capacity);
     const double pad_x = (xhi - xlo) * 0.04 + 0.5;
     Svg svg(id, kWidth, 470, "Layouts: MFU against peak memory");
     const Frame f({80, 72, kWidth - 80 - 40, 470 - 72 - 55},
                   number_axis("peak memory per GPU (GiB)", std::max(0.0, xlo - pad_x), xhi + pad_x, 1.0, 10),
-                  number_axis(mfu ? "MFU (%)" : "tokens per second", mfu ? std::max(0.0, ylo - 2) : 0, yhi * 1.05));
+                  number_axis(mfu ? "MFU (%)" : "tokens per second (millions)", mfu ? std::max(0.0, ylo - 2) : 0, yhi * 1.05));
     f.draw(svg, fmt::format("{} against peak memory: {} layouts that fit, the best {} simulated", mfu ? "MFU" : "Throughput",
                             v.screened.size(), v.simulated.size()));
     // The screened cloud (closed-form scores): dots, or a density grid when there are many.
-    if (v.screened.size() <= 3000 || !mfu) {
+    if (v.screened.size() <= 3000) {
         for (const auto& c : v.screened)
-            if (mfu)
-                svg.add(fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"#8c8c8c\" fill-opacity=\"0.45\" data-key=\"screened-point\"/>",
-                                    num(f.px(c.peak_memory_bytes / kGiB)), num(f.py(pct(c.mfu)))));
+            svg.add(fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"#8c8c8c\" fill-opacity=\"0.45\" data-key=\"screened-point\"/>",
+                                num(f.px(c.peak_memory_bytes / kGiB)), num(f.py(y_of(c.mfu, c.tokens_per_s)))));
     } else {
         constexpr double kCell = 5;
         std::map<std::pair<int, int>, int> cells;
         for (const auto& c : v.screened)
             ++cells[{static_cast<int>((f.px(c.peak_memory_bytes / kGiB) - f.area().x) / kCell),
-                     static_cast<int>((f.py(pct(c.mfu)) - f.area().y) / kCell)}];
+                     static_cast<int>((f.py(y_of(c.mfu, c.tokens_per_s)) - f.area().y) / kCell)}];
         int most = 1;
         for (const auto& [k, n] : cells) most = std::max(most, n);
         for (const auto& [k, n] : cells)

@@ -41,7 +41,7 @@ svg .tick, svg .legend, svg .lane-label { fill: #222; }
 svg .axis-label { fill: #111; font-size: 13px; }
 @media print {
   body { max-width: none; padding: 0; font-size: 12px; }
-  section { break-before: page; }
+  section + section { break-before: page; }
   .zoom, details summary { display: none; }
   .timeline-scroll { overflow: visible; border: none; }
   .timeline-scroll svg { width: 100% !important; }

@@ -26,7 +26,7 @@ PlannerView planner_view(const Planner& planner, const std::vector<Plan>& ranked
     PlannerView v;
     v.objective = planner.options().objective == Objective::Mfu ? "mfu" : "tokens_per_s";
     v.candidates_screened = planner.candidate_count();
-    for (const ScreenedScore& s : planner.fitting_scores()) v.screened.push_back({s.peak_memory_bytes, s.step_time_s, s.mfu});
+    for (const ScreenedScore& s : planner.fitting_scores()) v.screened.push_back({s.peak_memory_bytes, s.step_time_s, s.mfu, s.tokens_per_s});
     for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) v.simulated.push_back(planned(planner, ranked[i]));
     v.explanation = explain_winner(ranked);
     if (planner.variants().size() > 1) {

@@ -59,6 +59,7 @@ struct CandidatePoint {
     double peak_memory_bytes = 0;
     double step_time_s = 0;  // closed-form screen
     double mfu = 0;
+    double tokens_per_s = 0;
 };
 struct PlannedLayout {
     std::string label;
