@@ -38,18 +38,6 @@ Axis category_axis(std::string label, std::size_t n, TickText text) {
     return a;
 }
 
-std::string titled(std::string_view element_open, std::string_view tooltip) {
-    // `element_open` is "<rect .../" without the closing ">": add a tooltip child.
-    return fmt::format("{}><title>{}</title></{}>", element_open, escape(tooltip),
-                       element_open.substr(1, element_open.find(' ') - 1));
-}
-
-std::string open_rect(double x, double y, double w, double h, std::string_view attrs) {
-    std::string r = rect(x, y, w, h, attrs);
-    r.resize(r.size() - 2);  // drop "/>"
-    return r;
-}
-
 // Horizontal reference line across a frame with a label at its right end.
 void reference_line(Svg& svg, const Frame& f, double y_value, const std::string& label, std::string_view style, std::string_view key,
                     bool label_below) {
@@ -112,11 +100,10 @@ std::string memory_chart(const MemoryView& v, const std::string& id) {
         const double x = f.px(static_cast<double>(s.stage)) - bar / 2;
         for (std::size_t i = 0; i < 5; ++i) {
             const double y0 = f.py(base / kGiB), y1 = f.py((base + values[i]) / kGiB);
-            svg.add(titled(open_rect(x, y1, bar, y0 - y1,
-                                     fmt::format("fill=\"{}\" stroke=\"white\" stroke-width=\"0.4\" data-key=\"mem-bar\" data-stage=\"{}\" "
-                                                 "data-part=\"{}\"",
-                                                 svg.fill(i), s.stage, parts[i])),
-                           fmt::format("stage {}: {} {}", s.stage, parts[i], format_bytes(values[i]))));
+            svg.add(rect(x, y1, bar, y0 - y1,
+                         fmt::format("fill=\"{}\" stroke=\"white\" stroke-width=\"0.4\" data-key=\"mem-bar\" data-stage=\"{}\" data-part=\"{}\"",
+                                     svg.fill(i), s.stage, parts[i]),
+                         fmt::format("stage {}: {} {}", s.stage, parts[i], format_bytes(values[i]))));
             base += values[i];
         }
     }
@@ -146,10 +133,10 @@ std::string breakdown_chart(const StepView& v, const std::string& id) {
     for (std::size_t i = 0; i < items.size(); ++i) {
         const auto& [name, seconds] = items[i];
         const double yc = f.py(static_cast<double>(items.size() - 1 - i)), x0 = f.px(0), x1 = f.px(seconds * scale);
-        svg.add(titled(open_rect(x0, yc - 9, x1 - x0, 18,
-                                 fmt::format("fill=\"{}\" stroke=\"#333333\" stroke-width=\"0.5\" data-key=\"breakdown-bar\" data-cause=\"{}\"",
-                                             svg.fill(name == "bubble" ? 3 : name == "compute" ? 0 : 2), name)),
-                       fmt::format("{}: {}", name, format_seconds(seconds))));
+        svg.add(rect(x0, yc - 9, x1 - x0, 18,
+                     fmt::format("fill=\"{}\" stroke=\"#333333\" stroke-width=\"0.5\" data-key=\"breakdown-bar\" data-cause=\"{}\"",
+                                 svg.fill(name == "bubble" ? 3 : name == "compute" ? 0 : 2), name),
+                     fmt::format("{}: {}", name, format_seconds(seconds))));
         svg.add(text(x1 + 6, yc + 4, fmt::format("{}  {:.1f}%", format_seconds(seconds), 100 * seconds / v.result.step_time_s),
                      fmt::format("class=\"value-label\" data-key=\"breakdown-label\" data-cause=\"{}\"", name)));
     }
@@ -208,10 +195,10 @@ std::string timeline_chart(const StepView& v, const std::string& id) {
             if (s.microbatch >= 0) tip += fmt::format(", microbatch {}", s.microbatch);
             if (s.chunk >= 0) tip += fmt::format(", chunk {}", s.chunk);
             tip += fmt::format(", {} to {}", format_seconds(static_cast<double>(s.start) * 1e-9), format_seconds(static_cast<double>(s.end) * 1e-9));
-            svg.add(titled(open_rect(x0, lane_y[i], std::max(x1 - x0, 0.25), h,
-                                     fmt::format("fill=\"{}\" data-key=\"slice\" data-kind=\"{}\" data-stage=\"{}\"", svg.fill(ink_index),
-                                                 slice_kind_name(s.kind), lane.stage)),
-                           tip));
+            svg.add(rect(x0, lane_y[i], std::max(x1 - x0, 0.25), h,
+                         fmt::format("fill=\"{}\" data-key=\"slice\" data-kind=\"{}\" data-stage=\"{}\"", svg.fill(ink_index),
+                                     slice_kind_name(s.kind), lane.stage),
+                         tip));
         }
     }
     return svg.str();

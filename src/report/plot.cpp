@@ -166,6 +166,11 @@ std::string rect(double x, double y, double w, double h, std::string_view attrs)
                        num(std::max(h, 0.0)), attrs);
 }
 
+std::string rect(double x, double y, double w, double h, std::string_view attrs, std::string_view tooltip) {
+    return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" {}><title>{}</title></rect>", num(x), num(y),
+                       num(std::max(w, 0.0)), num(std::max(h, 0.0)), attrs, escape(tooltip));
+}
+
 std::string line(double x1, double y1, double x2, double y2, std::string_view attrs) {
     return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" {}/>", num(x1), num(y1), num(x2), num(y2), attrs);
 }

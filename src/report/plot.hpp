@@ -84,6 +84,8 @@ private:
 
 // Element helpers: `attrs` is inserted verbatim ("fill=\"...\" class=\"...\"").
 std::string rect(double x, double y, double w, double h, std::string_view attrs);
+// The same with a tooltip (an SVG <title> child, shown on hover).
+std::string rect(double x, double y, double w, double h, std::string_view attrs, std::string_view tooltip);
 std::string line(double x1, double y1, double x2, double y2, std::string_view attrs);
 std::string text(double x, double y, std::string_view content, std::string_view attrs = "");
 std::string polyline(const std::vector<std::pair<double, double>>& points, std::string_view attrs);
