@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli_runner.hpp"
+#include "cli_run.hpp"
 #include "core/error.hpp"
 #include "profile/nccl_tests_log.hpp"
 
 using namespace sextant;
-using namespace sextant::testing;
+using namespace sextant::test;
 
 namespace {
 const std::string kData = std::string(SEXTANT_SOURCE_DIR) + "/tests/data/nccl-tests/";

@@ -7,12 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_runner.hpp"
+#include "cli_run.hpp"
 #include "reliability/interval_formulas.hpp"
 
 namespace {
-using sextant::testing::Output;
-Output run(const std::string& args) { return sextant::testing::run_sextant(args); }
+using sextant::test::Output;
+Output run(const std::string& args) { return sextant::test::run_sextant(args); }
 
 const std::string kScenario = std::string(SEXTANT_SOURCE_DIR) + "/scenarios/llama3-405b-h100.json";
 }  // namespace

@@ -1,14 +1,18 @@
-// `sextant collective`: an nccl-tests-style sweep of one collective on a cluster preset.
+// `sextant collective`: an nccl-tests sweep of one collective on a cluster preset, predicted, printed
+// as nccl-tests prints its own.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/version.hpp"
 #include "collective/network_model.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "profile/profile.hpp"
-#include "report/table.hpp"
+#include "report/html_report.hpp"
+#include "report/nccl_tests.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 
@@ -26,6 +30,7 @@ struct CollectiveArgs {
     std::int64_t concurrent = 1;
     std::string min = "8";
     std::string max = "8G";
+    std::string html;
     bool json = false;
 };
 
@@ -119,28 +124,34 @@ void run(const CollectiveArgs& a) {
     const double lo = parse_size(a.min, "--min"), hi = parse_size(a.max, "--max");
     if (hi < lo) throw InputError("--max", a.max, "must not be below --min");
 
-    json rows = json::array();
-    TextTable table({"size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm"});
-    for (double bytes = lo; bytes <= hi * 1.0000001; bytes *= 2) {
-        const CollectiveResult r = model.cost(op, Bytes(bytes), shape);
-        rows.push_back({{"bytes", bytes}, {"time_us", r.time.value() * 1e6}, {"algbw_gbps", r.algbw_gbps},
-                        {"busbw_gbps", r.busbw_gbps}, {"algorithm", std::string(r.algorithm)}});
-        table.add_row({fmt::format("{:.0f}", bytes), fmt::format("{:.2f}", r.time.value() * 1e6), fmt::format("{:.2f}", r.algbw_gbps),
-                       fmt::format("{:.2f}", r.busbw_gbps), std::string(r.algorithm)});
+    PredictedSweep sweep = sweep_collective(model, op, shape, lo, hi);
+    sweep.cluster = cluster.name;
+    sweep.gpu = cluster.gpu.name;
+    sweep.concurrent_groups = a.concurrent;
+    sweep.calibration = profile.source();
+    sweep.measured = measured_points(profile, op, span, a.ranks);
+    if (!a.html.empty()) {
+        ReportModel report;
+        report.title = fmt::format("sextant collective: {} over {} ranks on {} x {}", a.op, a.ranks, cluster.gpus, cluster.gpu.name);
+        report.facts = {fmt::format("cluster: {} ({}), {} ranks spanning {}, {} concurrent group{}", cluster.name, cluster.gpu.name, a.ranks,
+                                    span_name(shape.span), a.concurrent, a.concurrent > 1 ? "s" : "")};
+        report.generator = version_text();
+        report.collectives.push_back(sweep);
+        write_output_file(a.html, html_report(report), "--html");
     }
     if (a.json) {
-        std::cout << json({{"op", a.op}, {"cluster", cluster.name}, {"gpu", cluster.gpu.name}, {"ranks", a.ranks},
-                           {"span", span_name(shape.span)}, {"concurrent_groups", a.concurrent}, {"rows", rows}})
-                         .dump(2)
-                  << "\n";
+        std::cout << collective_json(sweep).dump(2) << "\n";
         return;
     }
-    std::cout << fmt::format("# {} on {} x {} ({}), {} ranks spanning {} ({} NVLink domains, {} per domain), {} concurrent group{}\n",
-                             a.op, cluster.gpus, cluster.gpu.name, cluster.name, a.ranks, span_name(shape.span), shape.domains,
-                             shape.per_domain, a.concurrent, a.concurrent > 1 ? "s" : "");
-    std::cout << "# busbw = algbw x " << (op == CollectiveOp::AllReduce ? "2(n-1)/n" : bus_factor(op, 2) == 1 ? "1" : "(n-1)/n")
-              << " (nccl-tests convention); calibration: " << profile.source() << "\n\n";
-    std::cout << table.render();
+    const std::string bus = op == CollectiveOp::AllReduce ? "2(n-1)/n" : bus_factor(op, 2) == 1 ? "1" : "(n-1)/n";
+    std::cout << nccl_tests_table(
+        sweep, {fmt::format("sextant collective: {} predicted on {} x {} ({}), {} ranks spanning {} ({} NVLink domains, {} per domain), "
+                            "{} concurrent group{}",
+                            a.op, cluster.gpus, cluster.gpu.name, cluster.name, a.ranks, span_name(shape.span), shape.domains,
+                            shape.per_domain, a.concurrent, a.concurrent > 1 ? "s" : ""),
+                "busbw = algbw x " + bus + " (nccl-tests convention); calibration: " + profile.source(),
+                "a prediction: out-of-place and in-place are the same; #wrong is N/A (no data is checked); "
+                "algorithm: the one NCCL's tuner would pick"});
 }
 }  // namespace
 
@@ -157,6 +168,7 @@ void add_collective_command(CLI::App& app) {
     cmd->add_option("--concurrent-groups", args.concurrent, "groups of this shape running at once")->capture_default_str();
     cmd->add_option("--min", args.min, "smallest size")->capture_default_str();
     cmd->add_option("--max", args.max, "largest size")->capture_default_str();
+    cmd->add_option("--html", args.html, "also write the sweep as an HTML report to FILE, with the profile's measured points");
     cmd->add_flag("--json", args.json, "one JSON document");
     cmd->callback([] { run(args); });
 }

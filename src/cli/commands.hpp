@@ -15,5 +15,6 @@ void add_calibrate_command(CLI::App& app);  // calibrate fit, and the two below
 void add_calibrate_import_command(CLI::App& calibrate);  // calibrate import-nccl-tests
 void add_calibrate_show_command(CLI::App& calibrate);    // calibrate show
 void add_whatif_command(CLI::App& app);     // whatif checkpoint|spares|async|storage|failure-rate
+void add_report_command(CLI::App& app);     // one HTML page of every chart
 
 }  // namespace sextant::cli

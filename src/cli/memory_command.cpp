@@ -6,25 +6,12 @@
 
 #include "cli/commands.hpp"
 #include "memory/memory_model.hpp"
+#include "report/report_model.hpp"
 #include "report/table.hpp"
 
 namespace sextant::cli {
 
 namespace {
-json stage_json(const StageMemory& m) {
-    return {{"stage", m.stage},
-            {"layers", m.layers},
-            {"weights_bytes", m.weights.value()},
-            {"gradients_bytes", m.gradients.value()},
-            {"optimizer_bytes", m.optimizer.value()},
-            {"activations_bytes", m.activations.value()},
-            {"buffers_bytes", m.buffers.value()},
-            {"context_bytes", m.context.value()},
-            {"fragmentation_bytes", m.fragmentation.value()},
-            {"other_bytes", m.other().value()},
-            {"total_bytes", m.total().value()}};
-}
-
 // Stages with identical contents print once, as a range ("1-14").
 std::string stage_label(std::int64_t first, std::int64_t last) {
     return first == last ? std::to_string(first) : fmt::format("{}-{}", first, last);
@@ -70,7 +57,7 @@ void run(const std::string& file, bool as_json) {
     }
     json doc;
     doc["stages"] = json::array();
-    for (const auto& m : r.stages) doc["stages"].push_back(stage_json(m));
+    for (const auto& m : r.stages) doc["stages"].push_back(stage_memory_json(m));
     doc["peak_bytes"] = r.peak.value();
     doc["peak_stage"] = r.peak_stage;
     doc["capacity_bytes"] = r.capacity.value();

@@ -11,17 +11,21 @@
 
 #include "cli/commands.hpp"
 #include "cli/mpi_session.hpp"
+#include "cli/version.hpp"
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "cost/runtime_profile.hpp"
 #include "spec/presets.hpp"
+#include "core/output_file.hpp"
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
 #include "planner/step_evaluator.hpp"
 #include "reliability/duration_text.hpp"
 #include "reliability/time_to_train.hpp"
+#include "report/html_report.hpp"
+#include "report/planner_view.hpp"
 #include "report/table.hpp"
 
 namespace sextant::cli {
@@ -37,10 +41,11 @@ struct PlanArgs {
     std::string global_batch;
     std::string emit;
     std::string framework;
+    std::string html;
     bool json = false;
     bool search_all = false;
     bool any_framework = false;
-    double memory_margin = kDefaultMemoryMargin;
+    std::optional<double> memory_margin;  // unset: the scenario's /memory/safety_margin
 };
 
 // "1024..16384" doubles from the first to the last; "1024,1536" lists; "2048" is one value.
@@ -109,19 +114,6 @@ json layout_json(const Layout& l) {
             {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
             {"schedule", schedule_name(l.schedule)}, {"rank_order", rank_order_text(l.rank_order)},
             {"stage_layers", l.stage_layers}};
-}
-
-// Failure-free days and GPU-hours to train the scenario's token budget at this plan's
-// throughput (0 without a budget).
-struct RunLength {
-    double days = 0;
-    double gpu_hours = 0;
-};
-
-RunLength run_length(const Scenario& s, const Plan& p) {
-    if (s.training.train_tokens <= 0) return {};
-    const double days = s.training.train_tokens / p.simulated.tokens_per_s / 86400.0;
-    return {days, days * 24.0 * static_cast<double>(s.cluster.gpus)};
 }
 
 json sweep_json(const Planner& planner, const std::vector<Plan>& plans) {
@@ -303,7 +295,7 @@ void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::si
     if (times) print_time_to_train(planner, plans, *times);
     else if (sweep) print_sweep(planner, plans);
     std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s; layouts leaving less than {:.0f}% of HBM free are not offered (--memory-margin)\n",
-                             planner.candidate_count(), simulated, seconds, 100 * planner.options().memory_margin);
+                             planner.candidate_count(), simulated, seconds, 100 * planner.memory_margin());
     if (!plans.empty()) {
         std::cout << "\nWhy " << layout_label(plans.front().layout) << " wins:\n";
         for (const auto& line : explain_winner(plans)) std::cout << "  - " << line << "\n";
@@ -360,13 +352,18 @@ void run_plan(const PlanArgs& a) {
     if (planner.candidate_count() == 0 || all.empty())
         throw InputError("/layout", "",
                          fmt::format("no candidate layout fits in memory with {:.0f}% of HBM left free (--memory-margin) and the knobs "
-                                     "the scenario fixes", 100 * planner.options().memory_margin));
+                                     "the scenario fixes", 100 * planner.memory_margin()));
     std::vector<Plan> plans = planner.finish(std::move(all));
     const std::size_t simulated = plans.size();
     plans = planner.distinct(std::move(plans));
     std::optional<TrainingTimes> times;
     if (time_to_train) times = rank_plans_by_time_to_train(planner, plans);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!a.html.empty()) {
+        ReportModel report{.title = "sextant plan: " + scenario.name, .generator = version_text(), .facts = scenario_facts(scenario, nullptr)};
+        report.planner = planner_view(planner, plans, a.top);
+        write_output_file(a.html, html_report(report), "--html");
+    }
     if (!a.emit.empty()) emit_winner(planner, plans, a);
     else print_plans(planner, plans, simulated, a, seconds, times ? &*times : nullptr);
 }
@@ -389,8 +386,9 @@ void add_plan_command(CLI::App& app) {
                     "framework generation to plan for (calibration/runtime/; default: the scenario's, or the --emit target's)");
     cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan (Python config), torchtitan-toml (v0.2.2) or deepspeed; with --json one document");
     cmd->add_option("--memory-margin", args.memory_margin,
-                    "share of HBM a plan must leave free to be offered (default 0.1; 0 offers all that fits)")
+                    "share of HBM a plan must leave free to be offered (default: the scenario's /memory/safety_margin, 0.1; 0 offers all that fits)")
         ->check(in_range(0, 0.9, "must be a fraction of HBM from 0 to below 0.9 (e.g. 0.1)"));
+    cmd->add_option("--html", args.html, "also write the search as an HTML report to FILE (screens every candidate once more)");
     cmd->add_flag("--search-all", args.search_all, "ignore the scenario's layout: search every knob");
     cmd->add_flag("--any-framework", args.any_framework,
                   "also search what the scenario's framework does not implement (ZeRO stages, CP, selective recompute, interleaving, uneven stages, offload)");

@@ -1,4 +1,4 @@
-// `sextant simulate SCENARIO [--json] [--trace FILE]`: one optimizer step, where it goes, the MFU.
+// `sextant simulate SCENARIO [--json] [--trace FILE] [--html FILE]`: one optimizer step, where it goes, the MFU.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -6,9 +6,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/version.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "report/breakdown_json.hpp"
+#include "report/html_report.hpp"
+#include "report/planner_view.hpp"
 #include "report/table.hpp"
 #include "report/trace.hpp"
 #include "sim/simulate.hpp"
@@ -20,6 +23,7 @@ struct SimulateArgs {
     std::string scenario;
     std::string trace;
     std::string calibration;
+    std::string html;
     bool json = false;
 };
 
@@ -31,6 +35,11 @@ void run(const SimulateArgs& a) {
     const Simulation sim = simulate(ctx, l);
     const StepResult& r = sim.result;
     if (!a.trace.empty()) write_output_file(a.trace, chrome_trace(sim, s.name), "--trace");
+    if (!a.html.empty()) {
+        ReportModel report{.title = "sextant simulate: " + s.name, .generator = version_text(), .facts = scenario_facts(s, &l)};
+        add_step_sections(report, s, l, sim);
+        write_output_file(a.html, html_report(report), "--html");
+    }
     if (a.json) {
         std::cout << json({{"scenario", s.name}, {"step_time_s", r.step_time_s}, {"tokens_per_s", r.tokens_per_s}, {"mfu", r.mfu},
                            {"hfu", r.hfu}, {"breakdown", breakdown_json(r.breakdown.items())}, {"peak_memory_bytes", r.memory.peak.value()},
@@ -63,6 +72,7 @@ void add_simulate_command(CLI::App& app) {
     cmd->add_option("scenario", args.scenario, "scenario JSON file")->required();
     cmd->add_option("--trace", args.trace, "write a Chrome/Perfetto trace");
     cmd->add_option("--calibration", args.calibration, "calibration profile instead of the scenario's (calibration/ preset or file)");
+    cmd->add_option("--html", args.html, "write an HTML report: memory per stage, the breakdown, the pipeline timeline");
     cmd->add_flag("--json", args.json, "one JSON document");
     cmd->callback([] { run(args); });
 }

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/version.hpp"
 #include "cli/whatif_report.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
@@ -14,6 +15,7 @@
 #include "reliability/interval_formulas.hpp"
 #include "reliability/interval_study.hpp"
 #include "reliability/run_setup.hpp"
+#include "report/html_report.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant::cli {
@@ -28,6 +30,7 @@ struct WhatifOptions {
     bool as_json = false;
     std::string csv;
     std::string svg;
+    std::string html;
     std::string interval;      // checkpoint: a range; other studies: one duration
     int points = 13;
     std::string values;        // the swept values of the small studies
@@ -72,6 +75,21 @@ Study load_study(const WhatifOptions& o, bool interval_is_single) {
     return s;
 }
 
+// The page of a study: its title, and what the numbers rest on as the header's facts.
+ReportModel study_report(const Study& s, const std::string& study_name) {
+    ReportModel report;
+    report.title = fmt::format("sextant whatif {}: {}", study_name, s.scenario.name);
+    const std::string setup = setup_text(s.scenario.name, s.setup, s.trials, s.seed);
+    std::size_t start = 0;
+    while (start < setup.size()) {
+        const std::size_t end = setup.find('\n', start);
+        report.facts.push_back(setup.substr(start, end - start));
+        start = end == std::string::npos ? setup.size() : end + 1;
+    }
+    report.generator = version_text();
+    return report;
+}
+
 void run_checkpoint(const WhatifOptions& o) {
     Study s = load_study(o, false);
     const DurationRange range = parse_duration_range(o.interval.empty() ? "5m..4h" : o.interval, "--interval");
@@ -80,6 +98,11 @@ void run_checkpoint(const WhatifOptions& o) {
     const IntervalStudy study = sweep_intervals(s.setup.model, range.low_s, range.high_s, o.points, s.trials, s.seed);
     if (!o.csv.empty()) write_output_file(o.csv, interval_study_csv(study), "--csv");
     if (!o.svg.empty()) write_output_file(o.svg, interval_study_svg(study, s.scenario.name + ": goodput against checkpoint interval"), "--svg");
+    if (!o.html.empty()) {
+        ReportModel report = study_report(s, "checkpoint");
+        report.goodput = GoodputCurveView{study};
+        write_output_file(o.html, html_report(report), "--html");
+    }
     if (o.as_json) {
         nlohmann::json doc = interval_study_json(study);
         doc["scenario"] = s.scenario.name;
@@ -93,6 +116,13 @@ void run_checkpoint(const WhatifOptions& o) {
 void print_sweep(const WhatifOptions& o, const Study& s, const std::string& study_name,
                  const std::string& value_name, const std::vector<SweepRow>& rows, const std::string& note) {
     if (!o.csv.empty()) write_output_file(o.csv, sweep_csv(value_name, rows), "--csv");
+    if (!o.html.empty()) {
+        ReportModel report = study_report(s, study_name);
+        GoodputSweepView view{value_name, {}};
+        for (const auto& r : rows) view.points.emplace_back(r.label, r.summary.goodput);
+        report.goodput_sweep = view;
+        write_output_file(o.html, html_report(report), "--html");
+    }
     if (o.as_json) {
         nlohmann::json doc = {{"study", study_name}, {"scenario", s.scenario.name},
                               {"setup", setup_json(s.setup, s.trials, s.seed)}, {"points", sweep_json(value_name, rows)}};
@@ -182,6 +212,7 @@ void add_common(CLI::App* cmd, WhatifOptions& o) {
         ->check(at_least(0, "must be a non-negative integer"));
     cmd->add_flag("--json", o.as_json, "one JSON document");
     cmd->add_option("--csv", o.csv, "also write the curve as CSV to FILE");
+    cmd->add_option("--html", o.html, "also write the study as an HTML report to FILE");
     cmd->add_option("--train-tokens", o.train_tokens, "token budget (default /reliability/train_tokens, /training/train_tokens)")
         ->check(positive("must be a positive number of tokens"));
     cmd->add_option("--days", o.days, "instead of a token budget: this many days of failure-free training")

@@ -4,7 +4,8 @@
 
 #include "reliability/duration_text.hpp"
 #include "report/table.hpp"
-#include "report/xy_plot.hpp"
+#include "report/charts.hpp"
+#include "report/text_plot.hpp"
 
 namespace sextant::cli {
 
@@ -19,7 +20,6 @@ std::string percent(double v) { return fmt::format("{:.2f}%", 100.0 * v); }
 std::string ci_text(const reliability::Estimate& e) {
     return fmt::format("[{:.2f}, {:.2f}]%", 100.0 * e.ci_low, 100.0 * e.ci_high);
 }
-std::string axis_duration(double s) { return duration_label(s); }
 }  // namespace
 
 std::string setup_text(const std::string& name, const reliability::RunSetup& r, std::int64_t trials,
@@ -124,13 +124,14 @@ std::string interval_study_text(const reliability::IntervalStudy& st) {
     out += fmt::format("Young sqrt(2 delta M): {}   Daly (2006): {}   (delta = stall {}, M = job MTBF {})\n\n",
                        duration_label(st.young_interval_s), duration_label(st.daly_interval_s),
                        duration_label(st.stall_s), duration_label(st.mtbf_s));
-    std::vector<PlotPoint> points;
+    std::vector<TextPlotPoint> points;
     for (const auto& p : st.curve)
         points.push_back({p.interval_s, p.summary.goodput.mean, p.summary.goodput.ci_low, p.summary.goodput.ci_high});
     out += text_plot(points,
                      {{st.young_interval_s, 'Y', "Young"}, {st.daly_interval_s, 'D', "Daly"},
                       {st.optimal_interval_s, 'O', "simulated optimum"}},
-                     {"goodput against checkpoint interval", "checkpoint interval", "goodput"}, axis_duration);
+                     {"goodput against checkpoint interval", "checkpoint interval", "goodput", plot::duration_ladder(), short_duration,
+                      [](double v) { return fmt::format("{:.1f}%", 100 * v); }});
     out += "\nwhere the time goes at the simulated optimum:\n" + breakdown_text(st.at_optimum);
     return out;
 }
@@ -159,16 +160,7 @@ std::string interval_study_csv(const reliability::IntervalStudy& st) {
     return out;
 }
 
-std::string interval_study_svg(const reliability::IntervalStudy& st, const std::string& title) {
-    std::vector<PlotPoint> points;
-    for (const auto& p : st.curve)
-        points.push_back({p.interval_s, p.summary.goodput.mean, p.summary.goodput.ci_low, p.summary.goodput.ci_high});
-    return svg_plot(points,
-                    {{st.young_interval_s, 'Y', "Young " + duration_label(st.young_interval_s)},
-                     {st.daly_interval_s, 'D', "Daly " + duration_label(st.daly_interval_s)},
-                     {st.optimal_interval_s, 'O', "simulated " + duration_label(st.optimal_interval_s)}},
-                    {title, "checkpoint interval", "goodput"}, axis_duration);
-}
+std::string interval_study_svg(const reliability::IntervalStudy& st, const std::string& title) { return goodput_chart(st, "goodput", title); }
 
 std::string sweep_text(const std::string& value_name, const std::vector<SweepRow>& rows) {
     TextTable t({value_name, "goodput", "95% CI", "wall days", "interruptions", "lost work h", "downtime h"});

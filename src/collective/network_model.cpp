@@ -77,6 +77,8 @@ struct NetworkModel::Impl {
     Candidates candidates(CollectiveOp op, double S, const GroupShape& g) const;
     // The fastest candidate and protocol: seconds, and its "algorithm/protocol" name.
     std::pair<double, std::string_view> fastest(CollectiveOp op, double S, const GroupShape& g, double bandwidth_factor) const;
+    // One algorithm's fastest protocol, as NCCL's tuner picks it.
+    std::pair<double, std::string_view> fastest_protocol(const Candidate& c, double S, double bandwidth_factor) const;
 };
 
 NetworkModel::NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor)
@@ -176,23 +178,30 @@ Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const Group
     return out;
 }
 
-std::pair<double, std::string_view> NetworkModel::Impl::fastest(CollectiveOp op, double S, const GroupShape& g,
-                                                                double bandwidth_factor) const {
+std::pair<double, std::string_view> NetworkModel::Impl::fastest_protocol(const Candidate& c, double S, double bandwidth_factor) const {
     double best_time = std::numeric_limits<double>::infinity();
     std::string_view name;
-    for (const Candidate& c : candidates(op, S, g)) {
-        for (std::size_t i = 0; i < kProtocols.size(); ++i) {
-            const Protocol& p = kProtocols[i];
-            if (c.simple_only && !p.pipeline_ramp) continue;
-            const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
-            const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * bandwidth_factor) * ramp;
-            if (t < best_time) {
-                best_time = t;
-                name = kNames[static_cast<std::size_t>(c.algorithm)][i];
-            }
+    for (std::size_t i = 0; i < kProtocols.size(); ++i) {
+        const Protocol& p = kProtocols[i];
+        if (c.simple_only && !p.pipeline_ramp) continue;
+        const double ramp = p.pipeline_ramp ? 1.0 + kSimpleHalfBandwidthBytes / S : 1.0;
+        const double t = c.latency * p.latency_factor + c.bandwidth / (p.bandwidth_factor * bandwidth_factor) * ramp;
+        if (t < best_time) {
+            best_time = t;
+            name = kNames[static_cast<std::size_t>(c.algorithm)][i];
         }
     }
     return {best_time, name};
+}
+
+std::pair<double, std::string_view> NetworkModel::Impl::fastest(CollectiveOp op, double S, const GroupShape& g,
+                                                                double bandwidth_factor) const {
+    std::pair<double, std::string_view> best{std::numeric_limits<double>::infinity(), {}};
+    for (const Candidate& c : candidates(op, S, g)) {
+        const auto r = fastest_protocol(c, S, bandwidth_factor);
+        if (r.first < best.first) best = r;  // ties keep the earlier candidate
+    }
+    return best;
 }
 
 namespace {
@@ -228,6 +237,22 @@ CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupSha
     best.algbw_gbps = S / seconds / 1e9;
     best.busbw_gbps = best.algbw_gbps * bus_factor(op, shape.ranks);
     return best;
+}
+
+std::vector<CollectiveResult> NetworkModel::cost_per_algorithm(CollectiveOp op, Bytes bytes, const GroupShape& shape) const {
+    std::vector<CollectiveResult> out;
+    if (shape.ranks <= 1 && op != CollectiveOp::SendRecv) return out;
+    const double S = std::max(bytes.value(), 1.0);
+    for (const Candidate& c : impl_->candidates(op, S, shape)) {
+        const auto [seconds, algorithm] = impl_->fastest_protocol(c, S, impl_->factor);
+        CollectiveResult r;
+        r.time = Seconds(seconds);
+        r.algorithm = algorithm;
+        r.algbw_gbps = S / seconds / 1e9;
+        r.busbw_gbps = r.algbw_gbps * bus_factor(op, shape.ranks);
+        out.push_back(r);
+    }
+    return out;
 }
 
 CollectiveResult NetworkModel::cost(CollectiveOp op, Bytes bytes, const GroupPlacement& group) const {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collective/group_shape.hpp"
 #include "collective/measured_collectives.hpp"
@@ -63,6 +64,9 @@ public:
     // message of send/recv. Pure arithmetic on the shape: well under a microsecond.
     CollectiveResult cost(CollectiveOp op, Bytes bytes, const GroupShape& shape) const;
     CollectiveResult cost(CollectiveOp op, Bytes bytes, const GroupPlacement& group) const;
+    // Each algorithm that applies to the op and group, with its fastest protocol: the curves NCCL's
+    // tuner chooses among (cost() is the fastest of them).
+    std::vector<CollectiveResult> cost_per_algorithm(CollectiveOp op, Bytes bytes, const GroupShape& shape) const;
 
     const ClusterGraph& graph() const;
     // The comm constants in use, and which of them measured sweeps fitted.

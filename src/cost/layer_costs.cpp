@@ -396,24 +396,36 @@ PhaseCost output_cost(const CostContext& ctx, const Layout& l, bool backward) {
     return backward ? b : f;
 }
 
-double pp_transfer(const CostContext& ctx, const Layout& l, const LayoutGroups& groups) {
-    if (l.pp == 1) return 0.0;
+CommDetail pp_transfer_detail(const CostContext& ctx, const Layout& l, const LayoutGroups& groups) {
+    if (l.pp == 1) return {};
     const Shapes x = shapes(ctx.scenario, l);
     double bytes = x.T * d(ctx.scenario.model.hidden) * 2;
     if (l.sequence_parallel || ctx.runtime.overlap.pp_scatter_gather) bytes /= x.tp;
-    return ctx.network.cost(CollectiveOp::SendRecv, Bytes(bytes), groups.pp).time.value();
+    return {CollectiveOp::SendRecv, bytes, ctx.network.cost(CollectiveOp::SendRecv, Bytes(bytes), groups.pp), groups.pp};
+}
+
+CommDetail dp_reduce_detail(const CostContext& ctx, const Layout& l, const GroupShape& group, double params) {
+    if (group.ranks <= 1 || params <= 0) return {};
+    const double bytes = params * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime));
+    const CollectiveOp op = l.zero_stage >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+    return {op, bytes, ctx.network.cost(op, Bytes(bytes), group), group};
+}
+
+CommDetail dp_gather_detail(const CostContext& ctx, const Layout& l, const GroupShape& group, double params) {
+    if (group.ranks <= 1 || params <= 0 || l.zero_stage == 0 || l.zero_stage == 3) return {};
+    return {CollectiveOp::AllGather, params * 2, ctx.network.cost(CollectiveOp::AllGather, Bytes(params * 2), group), group};
+}
+
+double pp_transfer(const CostContext& ctx, const Layout& l, const LayoutGroups& groups) {
+    return pp_transfer_detail(ctx, l, groups).cost.time.value();
 }
 
 double dp_reduce(const CostContext& ctx, const Layout& l, const GroupShape& group, double params) {
-    if (group.ranks <= 1 || params <= 0) return 0.0;
-    const double bytes = params * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime));
-    const CollectiveOp op = l.zero_stage >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
-    return ctx.network.cost(op, Bytes(bytes), group).time.value();
+    return dp_reduce_detail(ctx, l, group, params).cost.time.value();
 }
 
 double dp_gather(const CostContext& ctx, const Layout& l, const GroupShape& group, double params) {
-    if (group.ranks <= 1 || params <= 0 || l.zero_stage == 0 || l.zero_stage == 3) return 0.0;
-    return ctx.network.cost(CollectiveOp::AllGather, Bytes(params * 2), group).time.value();
+    return dp_gather_detail(ctx, l, group, params).cost.time.value();
 }
 
 double optimizer_time(const CostContext& ctx, const Layout& l, double local_params) {

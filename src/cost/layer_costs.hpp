@@ -53,6 +53,18 @@ double pp_transfer(const CostContext& ctx, const Layout& layout, const LayoutGro
 // all-gather ZeRO needs after the optimizer.
 double dp_reduce(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 double dp_gather(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
+
+// The same communications described: what moves and how it runs (traces show it). Zero bytes and
+// zero time where there is nothing to move.
+struct CommDetail {
+    CollectiveOp op = CollectiveOp::SendRecv;
+    double bytes = 0;     // nccl-tests' size of the op
+    CollectiveResult cost;
+    GroupShape group;
+};
+CommDetail pp_transfer_detail(const CostContext& ctx, const Layout& layout, const LayoutGroups& groups);
+CommDetail dp_reduce_detail(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
+CommDetail dp_gather_detail(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 // The optimizer step over the local shard: memory-bound, on the GPU or (offloaded) on the host.
 double optimizer_time(const CostContext& ctx, const Layout& layout, double local_params);
 

@@ -60,7 +60,7 @@ bool better(const ScreenedCandidate& a, const ScreenedCandidate& b) {
 }
 
 Planner::Planner(const Scenario& scenario, PlanOptions options, const EvaluatorFactory& factory)
-    : fixed_(scenario.layout), options_(std::move(options)) {
+    : fixed_(scenario.layout), options_(std::move(options)), scenario_margin_(scenario.memory.safety_margin) {
     if (options_.threads == 0) options_.threads = 1;
     if (options_.framework_features) options_.search.framework = load_runtime_profile(scenario.training.framework, "/framework").features;
     // The GPU count is what a sweep varies: a fixed dp would pin it.
@@ -87,8 +87,10 @@ double Planner::objective(const PlanScore& s) const {
     return options_.objective == Objective::Mfu ? s.mfu : s.tokens_per_s;
 }
 
+double Planner::memory_margin() const { return options_.memory_margin.value_or(scenario_margin_); }
+
 bool Planner::offered(const PlanScore& s) const {
-    return s.fits && s.peak_memory_bytes <= (1.0 - options_.memory_margin) * s.capacity_bytes;
+    return s.fits && s.peak_memory_bytes <= (1.0 - memory_margin()) * s.capacity_bytes;
 }
 
 std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
@@ -137,13 +139,26 @@ std::vector<const Plan*> Planner::best_per_variant(const std::vector<Plan>& rank
     return best;
 }
 
-std::vector<double> Planner::fitting_objectives() const {
-    std::vector<double> out;
+template <class F>
+void Planner::for_each_fitting(F f) const {
     for (std::size_t v = 0; v < candidates_.size(); ++v)
         for (const Candidate& c : candidates_[v]) {
             const PlanScore score = variants_[v].evaluator->screen(to_layout(variants_[v].scenario, fixed_, c));
-            if (offered(score)) out.push_back(objective(score));
+            if (offered(score)) f(v, score);
         }
+}
+
+std::vector<double> Planner::fitting_objectives() const {
+    std::vector<double> out;
+    for_each_fitting([&](std::size_t, const PlanScore& s) { out.push_back(objective(s)); });
+    return out;
+}
+
+std::vector<ScreenedScore> Planner::fitting_scores() const {
+    std::vector<ScreenedScore> out;
+    for_each_fitting([&](std::size_t v, const PlanScore& s) {
+        out.push_back({static_cast<std::uint32_t>(v), s.step_time_s, s.mfu, s.tokens_per_s, s.peak_memory_bytes});
+    });
     return out;
 }
 

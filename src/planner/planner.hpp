@@ -3,6 +3,7 @@
 // rank them by the simulated objective. Deterministic for any thread or process count: the
 // order is total (objective, then the candidate's knobs).
 #include <cstdint>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -15,16 +16,6 @@ namespace sextant {
 
 enum class Objective { Mfu, TokensPerSecond };
 
-// The share of HBM a plan must leave free to be offered. What the memory model cannot see: the
-// caching allocator's reserved-over-allocated gap at the step's peak, NCCL buffers of
-// communicators built lazily, MoE routing beyond the planned imbalance, and the model's own
-// error (measured peaks held within 3%: Korthikanti et al. Figs. 1 and 7; torchtitan's Llama 3.1
-// 8B peaks of 82.4 and 67.0 GiB predicted 84.0 and 67.4). 10% is the budget PyTorch serving
-// leaves by default (vLLM's gpu_memory_utilization = 0.9): 8 GiB of an 80 GB H100, where the
-// planner's former top pick for Llama 3 70B left 3. `--memory-margin` sets it; 0 offers all
-// that fits.
-inline constexpr double kDefaultMemoryMargin = 0.10;
-
 struct PlanOptions {
     std::size_t top = 10;            // plans reported
     std::size_t simulate_top = 50;   // screened candidates re-ranked by the simulator
@@ -32,7 +23,9 @@ struct PlanOptions {
     Objective objective = Objective::Mfu;
     SearchOptions search;
     bool framework_features = true;  // search only what the scenario's framework implements
-    double memory_margin = kDefaultMemoryMargin;  // share of HBM a plan leaves free
+    // Share of HBM a plan must leave free to be offered; unset: the scenario's
+    // /memory/safety_margin (`plan --memory-margin`; 0 offers all that fits).
+    std::optional<double> memory_margin;
     std::vector<std::int64_t> gpu_counts;      // empty: the scenario's
     std::vector<std::int64_t> global_batches;  // empty: the scenario's
 };
@@ -59,6 +52,12 @@ struct ScreenedCandidate {
     double objective = 0;
 };
 
+// One candidate's closed-form score, small enough to keep for every candidate (report charts).
+struct ScreenedScore {
+    std::uint32_t variant = 0;
+    double step_time_s = 0, mfu = 0, tokens_per_s = 0, peak_memory_bytes = 0;
+};
+
 // Which share of the candidates this process screens (MPI rank / size; 0 / 1 alone).
 struct Shard {
     int index = 0;
@@ -81,24 +80,31 @@ public:
     // The best of `ranked` for each variant (null where none fits), in variant order.
     std::vector<const Plan*> best_per_variant(const std::vector<Plan>& ranked) const;
 
-    // The closed-form objective of every candidate that fits, in candidate order.
+    // The closed-form objective (or score) of every candidate that fits, in candidate order.
     std::vector<double> fitting_objectives() const;
+    std::vector<ScreenedScore> fitting_scores() const;
     // The number candidates are ranked by (MFU or tokens/s).
     double objective(const PlanScore& score) const;
     // Fits with the memory margin left free: what the planner offers.
     bool offered(const PlanScore& score) const;
+    // The share of HBM an offered plan leaves free: the option, else the scenario's safety margin.
+    double memory_margin() const;
 
     std::size_t candidate_count() const;
     const std::vector<Variant>& variants() const { return variants_; }
     const PlanOptions& options() const { return options_; }
 
 private:
+    // Calls f(variant, closed-form score) for every candidate that fits, in candidate order.
+    template <class F>
+    void for_each_fitting(F f) const;
     // A sweep simulates this many of each variant's best besides the overall best.
     static constexpr std::size_t kPerVariantSimulated = 4;
     std::size_t per_variant_kept() const;
 
     LayoutSpec fixed_;
     PlanOptions options_;
+    double scenario_margin_ = 0;
     std::vector<Variant> variants_;
     std::vector<std::vector<Candidate>> candidates_;  // per variant
 };

@@ -19,9 +19,35 @@ struct Streams {
     StreamId compute, send, dp;
 };
 
+// What the step's communications move, for the tasks' descriptions.
+struct CommDetails {
+    CommDetail send;
+    std::vector<std::vector<std::pair<CommDetail, CommDetail>>> reduce;  // [stage][chunk]: dense, expert
+    std::vector<std::pair<CommDetail, CommDetail>> gather;               // [stage]
+};
+
+CommDetails comm_details(const StepContext& ctx, const Layout& layout, const StepPlan& plan) {
+    const Layout l = shards_like_zero1(layout, ctx.traits()) ? effective_sharding(layout, ctx.traits()) : layout;
+    const CostContext costs = ctx.costs();
+    const LayoutGroups& g = ctx.groups(l);
+    CommDetails out{pp_transfer_detail(costs, l, g), {}, {}};
+    for (const StagePlan& sp : plan.stages) {
+        auto& stage = out.reduce.emplace_back();
+        double dense = 0, expert = 0;
+        for (const ChunkPlan& c : sp.chunks) {
+            stage.emplace_back(dp_reduce_detail(costs, l, g.dp_dense, c.dense_params), dp_reduce_detail(costs, l, g.dp_expert, c.expert_params));
+            dense += c.dense_params;
+            expert += c.expert_params;
+        }
+        out.gather.emplace_back(dp_gather_detail(costs, l, g.dp_dense, dense), dp_gather_detail(costs, l, g.dp_expert, expert));
+    }
+    return out;
+}
+
 class Builder {
 public:
-    Builder(const StepPlan& plan, const Layout& l, Simulation& sim) : plan_(plan), l_(l), sim_(sim), m_(plan.microbatches) {}
+    Builder(const StepPlan& plan, const Layout& l, const CommDetails& comm, Simulation& sim)
+        : plan_(plan), l_(l), comm_(comm), sim_(sim), m_(plan.microbatches) {}
 
     void build() {
         Engine& e = sim_.engine;
@@ -44,14 +70,24 @@ private:
     // The previous step's overlapped parameter gather, as far as the first forward waits for it.
     void add_gather_wait(std::int64_t s) {
         const double wait = plan_.stages[static_cast<std::size_t>(s)].param_gather_wait;
-        if (wait > 0) sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(wait), kGatherWait, label("wait for param gather"));
+        if (wait > 0)
+            sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(wait), kGatherWait,
+                                 label({.name = "wait for param gather", .kind = TaskKind::GatherWait, .stage = s}));
     }
 
     void add_compute(std::int64_t s, const ScheduledTask& t) {
         const ChunkPlan& c = plan_.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(t.chunk)];
         const double seconds = t.forward ? c.forward : c.backward;
+        const auto [first_layer, last_layer] = chunk_layers(s, t.chunk);
         const TaskId id = sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(seconds), t.forward ? kForward : kBackward,
-                                               label(fmt::format("{} mb{} chunk{}", t.forward ? "F" : "B", t.microbatch, t.chunk)));
+                                               label({.name = fmt::format("{} mb{} chunk{}", t.forward ? "F" : "B", t.microbatch, t.chunk),
+                                                      .kind = t.forward ? TaskKind::Forward : TaskKind::Backward,
+                                                      .stage = s,
+                                                      .microbatch = t.microbatch,
+                                                      .chunk = t.chunk,
+                                                      .first_layer = first_layer,
+                                                      .last_layer = last_layer,
+                                                      .parts = t.forward ? c.forward_parts : c.backward_parts}));
         tasks_[{s, t.forward, t.microbatch, t.chunk}] = id;
         last_compute_[s] = id;
         if (!t.forward) last_backward_[{s, t.chunk}] = id;
@@ -76,39 +112,60 @@ private:
         if (!t.forward && s == l_.pp - 1 && t.chunk == l_.vp - 1) e.add_dependency(tasks_.at({s, true, t.microbatch, t.chunk}), self);
         std::int64_t to_stage = 0, to_chunk = 0;
         if (!next_hop(s, t, to_stage, to_chunk)) return;
+        const TaskId consumer = tasks_.at({to_stage, t.forward, t.microbatch, to_chunk});
         const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
         const double seconds = t.forward ? (s + 1 < l_.pp ? sp.send_forward : plan_.stages.front().send_backward)
                                          : (s > 0 ? sp.send_backward : plan_.stages.back().send_forward);
+        if (seconds <= 0) {
+            // Blocking point-to-point: the send is inside this task, which feeds the next directly.
+            sim_.info[e.tasks()[self].label].consumer = consumer;
+            sim_.info[e.tasks()[self].label].peer_stage = to_stage;
+        }
         const TaskId send = e.add_task(streams_[static_cast<std::size_t>(s)].send, ns(seconds), kSend,
-                                       label(fmt::format("send {} mb{}", t.forward ? "act" : "grad", t.microbatch)));
+                                       label({.name = fmt::format("send {} mb{}", t.forward ? "act" : "grad", t.microbatch),
+                                              .kind = TaskKind::Send,
+                                              .stage = s,
+                                              .microbatch = t.microbatch,
+                                              .chunk = t.chunk,
+                                              .comm = comm_.send,
+                                              .peer_stage = to_stage,
+                                              .consumer = consumer}));
         e.add_dependency(self, send);
-        e.add_dependency(send, tasks_.at({to_stage, t.forward, t.microbatch, to_chunk}));
+        e.add_dependency(send, consumer);
     }
 
     void add_step_end() {
         Engine& e = sim_.engine;
         const StreamId global = e.add_stream("step", static_cast<std::uint32_t>(l_.pp));
-        const TaskId barrier = e.add_task(global, 0, kBarrier, label("gradients reduced"));
+        const TaskId barrier = e.add_task(global, 0, kBarrier, label({.name = "gradients reduced", .kind = TaskKind::Barrier, .stage = l_.pp}));
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
             e.add_dependency(last_compute_.at(s), barrier);
             for (std::int64_t c = l_.vp - 1; c >= 0; --c) {
                 const ChunkPlan& chunk = sp.chunks[static_cast<std::size_t>(c)];
                 const TaskId last = last_backward_.at({s, c});
+                const auto& [dense, expert] = comm_.reduce[static_cast<std::size_t>(s)][static_cast<std::size_t>(c)];
+                // A reduction task moves `share` of the chunk's gradients.
+                auto reduce_info = [&](std::string name, double share) {
+                    TaskInfo info{.name = std::move(name), .kind = TaskKind::Reduce, .stage = s, .chunk = c, .comm = dense, .expert_comm = expert};
+                    info.comm.bytes *= share;
+                    info.expert_comm.bytes *= share;
+                    return info;
+                };
                 TaskId reduce = 0;
                 if (plan_.dp_overlap) {
                     // Buckets are reduced as the last microbatch's backward produces them: all
                     // but the last start one layer into it, the last follows its end.
                     const double share = bucket_share(chunk.layers);
                     const TaskId body = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce * (1.0 - share)), kReduce,
-                                                   label(fmt::format("dp reduce chunk{}", c)));
+                                                   label(reduce_info(fmt::format("dp reduce chunk{}", c), 1.0 - share)));
                     e.add_dependency(last, body, -ns(chunk.backward * (1.0 - share)));
                     reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce * share), kReduce,
-                                        label(fmt::format("dp reduce chunk{} last bucket", c)));
+                                        label(reduce_info(fmt::format("dp reduce chunk{} last bucket", c), share)));
                     e.add_dependency(last, reduce);
                 } else {
                     reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce), kReduce,
-                                        label(fmt::format("dp reduce chunk{}", c)));
+                                        label(reduce_info(fmt::format("dp reduce chunk{}", c), 1.0)));
                     e.add_dependency(last_compute_.at(s), reduce);
                 }
                 e.add_dependency(reduce, barrier);
@@ -116,22 +173,36 @@ private:
         }
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
-            const TaskId opt = e.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(sp.optimizer), kOptimizer, label("optimizer"));
+            const TaskId opt = e.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(sp.optimizer), kOptimizer,
+                                          label({.name = "optimizer", .kind = TaskKind::Optimizer, .stage = s}));
             e.add_dependency(barrier, opt);
             if (!plan_.gather_overlap) {
-                const TaskId gather = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(sp.param_gather), kGather, label("param gather"));
+                const auto& [dense, expert] = comm_.gather[static_cast<std::size_t>(s)];
+                const TaskId gather = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(sp.param_gather), kGather,
+                                                 label({.name = "param gather", .kind = TaskKind::Gather, .stage = s, .comm = dense, .expert_comm = expert}));
                 e.add_dependency(opt, gather);
             }
         }
     }
 
-    std::uint32_t label(std::string text) {
-        sim_.labels.push_back(std::move(text));
-        return static_cast<std::uint32_t>(sim_.labels.size() - 1);
+    std::uint32_t label(TaskInfo info) {
+        sim_.info.push_back(std::move(info));
+        return static_cast<std::uint32_t>(sim_.info.size() - 1);
+    }
+
+    // The model layers of a stage's chunk, inclusive: the stage's range split in order, as the
+    // stage plan assigns them.
+    std::pair<std::int64_t, std::int64_t> chunk_layers(std::int64_t s, std::int64_t chunk) const {
+        std::int64_t first = 0;
+        for (std::int64_t k = 0; k < s; ++k) first += l_.stage_layers[static_cast<std::size_t>(k)];
+        const auto& chunks = plan_.stages[static_cast<std::size_t>(s)].chunks;
+        for (std::int64_t c = 0; c < chunk; ++c) first += chunks[static_cast<std::size_t>(c)].layers;
+        return {first, first + chunks[static_cast<std::size_t>(chunk)].layers - 1};
     }
 
     const StepPlan& plan_;
     const Layout& l_;
+    const CommDetails& comm_;
     Simulation& sim_;
     std::int64_t m_;
     std::vector<Streams> streams_;
@@ -174,10 +245,28 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult&
 }
 }  // namespace
 
+std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs duration) {
+    constexpr Cost kOrder[] = {Cost::Recompute, Cost::Compute, Cost::Overhead, Cost::TP, Cost::CP, Cost::EP, Cost::PP, Cost::ZeRO};
+    double total = 0;
+    for (double v : info.parts) total += v;
+    std::vector<TaskPart> out;
+    if (total <= 0) return out;
+    double cumulative = 0;
+    TimeNs from = start;
+    for (Cost c : kOrder) {
+        cumulative += info.parts[static_cast<std::size_t>(c)];
+        const TimeNs to = start + static_cast<TimeNs>(std::llround(static_cast<double>(duration) * std::min(1.0, cumulative / total)));
+        if (to > from) out.push_back({c, from, to});
+        from = std::max(from, to);
+    }
+    return out;
+}
+
 Simulation simulate(const StepContext& ctx, const Layout& l) {
     Simulation sim;
     const StepPlan plan = plan_step(ctx, l);
-    Builder(plan, l, sim).build();
+    const CommDetails comm = comm_details(ctx, l, plan);
+    Builder(plan, l, comm, sim).build();
     sim.engine.run();
     StepResult& r = sim.result;
     r.memory = estimate_memory(ctx.scenario(), l, ctx.traits());

@@ -45,10 +45,37 @@ void finish_result(const StepContext& context, const Layout& layout, StepResult&
 StepResult estimate(const StepContext& context, const Layout& layout);
 StepResult estimate(const StepContext& context, const Layout& layout, const MemoryReport& memory);
 
+// What a simulated task is, for traces and timelines: TaskRecord::label indexes these.
+enum class TaskKind : std::uint8_t { Forward, Backward, Send, Reduce, Barrier, Optimizer, Gather, GatherWait };
+
+struct TaskInfo {
+    std::string name;  // "F mb3 chunk1"
+    TaskKind kind = TaskKind::Forward;
+    std::int64_t stage = 0;
+    std::int64_t microbatch = -1, chunk = -1;        // -1 where the task is not a microbatch's
+    std::int64_t first_layer = -1, last_layer = -1;  // the chunk's model layers, inclusive
+    CostParts parts{};  // forward and backward: where the task's time goes (sums to its duration)
+    // Communication: what it moves and how, and for a send the task that waits for it.
+    CommDetail comm{};
+    CommDetail expert_comm{};  // a reduction's expert gradients, over the expert-parallel DP group
+    std::int64_t peer_stage = -1;
+    std::int64_t consumer = -1;  // TaskId of the compute task that receives this task's output
+};
+
+// A forward or backward task's parts laid out in integer nanoseconds over [start, start +
+// duration): recompute first (it precedes the backward it serves), then compute with its
+// overheads, then the exposed communication (tp, cp, ep, pp, ZeRO). The pieces tile the task
+// exactly; parts that round to nothing are left out.
+struct TaskPart {
+    Cost cost;
+    TimeNs start, end;
+};
+std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs duration);
+
 struct Simulation {
     StepResult result;
     Engine engine;  // the executed tasks, for traces
-    std::vector<std::string> labels;
+    std::vector<TaskInfo> info;
 };
 Simulation simulate(const StepContext& context, const Layout& layout);
 

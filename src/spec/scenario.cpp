@@ -43,6 +43,9 @@ constexpr FieldDef kMemoryFields[] = {
      "1.5", 0},
     {"fragmentation", FieldType::Number, "allocator fragmentation, fraction of tensor bytes", "",
      "0.05", 0, 1},
+    {"safety_margin", FieldType::Number,
+     "HBM to keep free, fraction: the planner offers no layout above it and the report draws its line; fits uses all of HBM", "",
+     "0.10", 0, 0.5},
 };
 
 ModelSpec read_model(const json& value, const fs::path& base) {
@@ -136,6 +139,7 @@ Scenario parse_scenario(const json& doc, const fs::path& base) {
         ObjectReader mr(*memory, "/memory", kMemoryFields);
         s.memory.context_gib = mr.number("context_gib").value_or(s.memory.context_gib);
         s.memory.fragmentation = mr.number("fragmentation").value_or(s.memory.fragmentation);
+        s.memory.safety_margin = mr.number("safety_margin").value_or(s.memory.safety_margin);
     }
     for (const char* key : {"calibration", "reliability", "stragglers", "degraded_links"})
         if (const json* v = r.raw(key)) s.extensions[key] = *v;

@@ -17,6 +17,14 @@ namespace sextant {
 struct MemorySettings {
     double context_gib = 1.5;        // CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers
     double fragmentation = 0.05;     // fraction of allocated tensors lost to fragmentation
+    // The share of HBM a plan must leave free (the planner offers no layout above it; reports
+    // draw its line; `fits` still uses all of HBM). What the memory model cannot see: the caching
+    // allocator's reserved-over-allocated gap at the step's peak, NCCL buffers of communicators
+    // built lazily, MoE routing beyond the planned imbalance, and the model's own error (measured
+    // peaks held within 3%: Korthikanti et al. Figs. 1 and 7; torchtitan's Llama 3.1 8B peaks of
+    // 82.4 and 67.0 GiB predicted 84.0 and 67.4). 10% is the budget PyTorch serving leaves by
+    // default (vLLM's gpu_memory_utilization = 0.9): 8 GiB of an 80 GB H100.
+    double safety_margin = 0.10;
 };
 
 struct Scenario {

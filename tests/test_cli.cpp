@@ -1,0 +1,94 @@
+// The command line as a whole: --version, unknown commands, and --json on every command and flag
+// combination (stdout is then one JSON document and nothing else).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "cli_run.hpp"
+
+using sextant::test::run_sextant;
+using sextant::test::source_path;
+
+TEST_CASE("--version names the release and the git revision it was built from") {
+    const auto o = run_sextant("--version");
+    CHECK(o.code == 0);
+    // In a checkout: "sextant 0.1.0 (git 0123456789ab)" (with -dirty for local changes);
+    // elsewhere the revision is said to be unknown.
+    CHECK(std::regex_search(o.out, std::regex(R"(^sextant \d+\.\d+\.\d+ \((git [0-9a-f]{7,}(-dirty)?|git revision unknown: .+)\)\n$)")));
+}
+
+TEST_CASE("an unknown command names the valid ones and exits 2") {
+    auto o = run_sextant("simulat " + source_path("scenarios/llama3-8b-h100.json"));
+    CHECK(o.code == 2);
+    CHECK(o.out.find("\"simulat\": unknown command") != std::string::npos);
+    CHECK(o.out.find("memory, collective, simulate, validate, plan, calibrate, whatif") != std::string::npos);
+    CHECK(o.out.find("did you mean 'simulate'?") != std::string::npos);
+    o = run_sextant("frobnicate");
+    CHECK(o.code == 2);
+    CHECK(o.out.find("the commands of sextant are schema, presets, check") != std::string::npos);
+    o = run_sextant("whatif chekpoint " + source_path("scenarios/llama3-8b-h100.json"));
+    CHECK(o.code == 2);
+    CHECK(o.out.find("sextant whatif = \"chekpoint\": unknown command; the commands of sextant whatif are checkpoint, spares") !=
+          std::string::npos);
+    o = run_sextant("calibrate fitt");
+    CHECK(o.code == 2);
+    CHECK(o.out.find("did you mean 'fit'?") != std::string::npos);
+    // An option's value is not a command word.
+    o = run_sextant("collective --op all_gather --ranks 8 --min 1M --max 2M --json", false);
+    CHECK(o.code == 0);
+}
+
+TEST_CASE("--json gives one JSON document on stdout for every command and flag combination") {
+    const std::string s8 = source_path("scenarios/llama3-8b-h100.json"), s405 = source_path("scenarios/llama3-405b-h100.json");
+    const std::string tmp = "/tmp/sextant_test_cli_" + std::to_string(::getpid());
+    // One published run keeps validate --planner short.
+    auto first_run_only = [&](const std::string& from, const std::string& to) {
+        std::ifstream in(source_path(from));
+        nlohmann::json doc = nlohmann::json::parse(in);
+        doc["runs"] = nlohmann::json::array({doc["runs"][0]});
+        std::ofstream(to) << doc.dump();
+    };
+    first_run_only("tests/validation/published-runs.json", tmp + ".runs.json");
+    const std::vector<std::string> commands = {
+        "schema --json",
+        "presets --json",
+        "check " + s8 + " --json",
+        "memory " + s405 + " --json",
+        "collective --ranks 16 --span rail --min 1K --max 1M --json",
+        "collective --op all_to_all --ranks 64 --concurrent-groups 2 --min 1M --max 4M --json",
+        "simulate " + s405 + " --json",
+        "simulate " + s405 + " --trace " + tmp + ".trace.json --json",
+        "validate " + source_path("tests/validation/llama3-405b-h100.json") + " --json",
+        "validate --planner " + tmp + ".runs.json --json",
+        "plan " + s8 + " --json",
+        "plan " + s8 + " --search-all --top 3 --gpus 32..64 --json",
+        "plan " + s8 + " --objective tokens_per_s --any-framework --json",
+        "calibrate fit --runs " + source_path("calibration/fit/h100-megatron-core-2024.json") + " --factors compute --out " + tmp +
+            ".profile.json --json",
+        "whatif checkpoint " + s8 + " --trials 10 --points 3 --csv " + tmp + ".csv --svg " + tmp + ".svg --json",
+        "whatif spares " + s8 + " --trials 10 --values 0,1 --csv " + tmp + ".csv --json",
+        "whatif async " + s8 + " --trials 10 --json",
+        "whatif storage " + s8 + " --trials 10 --values 1,2 --json",
+        "whatif failure-rate " + s8 + " --trials 10 --values 1,2 --days 10 --json",
+        "simulate " + s8 + " --html " + tmp + ".html --trace " + tmp + ".trace.json --json",
+        "plan " + s8 + " --gpus 32..64 --html " + tmp + ".html --json",
+        "whatif checkpoint " + s8 + " --trials 10 --points 3 --html " + tmp + ".html --json",
+        "whatif storage " + s8 + " --trials 10 --values 1,2 --html " + tmp + ".html --json",
+        "collective --ranks 8 --min 1K --max 1M --html " + tmp + ".html --json",
+        "report " + s8 + " -o " + tmp + ".html --trials 10 --json",
+        "report " + s8 + " -o " + tmp + ".html --trials 10 --search-all --top 3 --json",
+    };
+    for (const auto& c : commands) {
+        CAPTURE(c);
+        const auto o = run_sextant(c, false);
+        CHECK(o.code == 0);
+        CHECK(nlohmann::json::accept(o.out));
+    }
+    for (const char* ext : {".trace.json", ".profile.json", ".csv", ".svg", ".runs.json", ".html"}) std::remove((tmp + ext).c_str());
+}
