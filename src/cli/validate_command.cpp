@@ -8,6 +8,7 @@
 #include "report/breakdown_json.hpp"
 #include "report/table.hpp"
 #include "validate/published_runs.hpp"
+#include "validate/summary.hpp"
 #include "validate/sweeps.hpp"
 
 namespace sextant::cli {
@@ -78,8 +79,30 @@ void run_sweeps(const std::string& file, bool as_json) {
     }
 }
 
-void run(const std::string& file, bool as_json, bool planner) {
+json summary_json(const std::vector<GroupSummary>& groups) {
+    json out = json::array();
+    for (const auto& g : groups)
+        out.push_back({{"group", g.group}, {"runs", g.runs}, {"mape_pct", g.mape_pct}, {"mean_error_pct", g.mean_error_pct},
+                       {"max_abs_error_pct", g.max_abs_error_pct}});
+    return out;
+}
+
+void print_summary(const std::vector<GroupSummary>& groups, const std::string& by, std::size_t excluded) {
+    TextTable t({by.empty() ? "runs" : by, "runs", "MAPE", "mean error", "worst"});
+    for (const auto& g : groups)
+        t.add_row({g.group, std::to_string(g.runs), fmt::format("{:.1f}%", g.mape_pct), fmt::format("{:+.1f}%", g.mean_error_pct),
+                   fmt::format("{:.1f}%", g.max_abs_error_pct)});
+    std::cout << "\n" << t.render();
+    if (excluded) std::cout << fmt::format("({} runs of the --exclude files left out: they fed a fit)\n", excluded);
+}
+
+void run(const std::string& file, bool as_json, bool planner, const std::string& by, const std::vector<std::string>& exclude) {
+    const std::vector<GroupKey> keys = parse_group_keys(by, "--by");
+    const std::set<std::string> excluded = run_ids(exclude);
     const ValidationReport r = validate_runs(file, planner);
+    const std::vector<GroupSummary> groups = summarize(r, file, keys, excluded);
+    std::size_t left_out = 0;
+    for (const auto& v : r.runs) left_out += excluded.count(v.id);
     if (as_json) {
         json runs = json::array();
         for (const auto& v : r.runs) {
@@ -100,10 +123,10 @@ void run(const std::string& file, bool as_json, bool planner) {
                                           {"published_tokens_per_s", v.published_tokens_per_s},
                                           {"published_percentile", v.published_percentile}};
         }
-        std::cout << json({{"runs", runs}, {"mape_pct", r.mape_pct}, {"max_abs_error_pct", r.max_abs_error_pct},
-                           {"worst_run", r.worst_run}, {"failed_runs", r.failed}})
-                         .dump(2)
-                  << "\n";
+        json doc = {{"runs", runs}, {"mape_pct", r.mape_pct}, {"max_abs_error_pct", r.max_abs_error_pct},
+                    {"worst_run", r.worst_run}, {"failed_runs", r.failed}};
+        if (!by.empty() || !exclude.empty()) doc["groups"] = summary_json(groups);
+        std::cout << doc.dump(2) << "\n";
         throw_first_error(r);  // exit 2 once the rest is reported
         return;
     }
@@ -122,6 +145,7 @@ void run(const std::string& file, bool as_json, bool planner) {
     std::cout << fmt::format("\n{} runs: MAPE {:.1f}%, worst {} at {:.1f}%\n", r.runs.size() - r.failed, r.mape_pct, r.worst_run,
                              r.max_abs_error_pct);
     if (r.failed) std::cout << fmt::format("{} runs could not be read (errors above); they are not in the summary\n", r.failed);
+    if (!by.empty() || !exclude.empty()) print_summary(groups, by, left_out);
     if (planner) print_planner_quality(r);
     throw_first_error(r);  // exit 2 once the rest is reported
 }
@@ -132,6 +156,8 @@ void add_validate_command(CLI::App& app) {
     static bool as_json = false;
     static bool planner = false;
     static bool sweeps = false;
+    static std::string by;
+    static std::vector<std::string> exclude;
     auto* cmd = app.add_subcommand("validate", "Compare predicted and measured step times of published runs");
     cmd->add_flag("--planner", planner, "also search each run's whole layout and rank the published one");
     cmd->add_option("runs", file, "a published-runs/1 JSON file")->required();
@@ -139,9 +165,13 @@ void add_validate_command(CLI::App& app) {
     cmd->add_flag("--sweeps", sweeps,
                   "the runs that measure several layouts of one model on one machine: Kendall's tau of predicted against measured "
                   "throughput, and whether the planner's top plan reaches every published layout");
+    cmd->add_option("--by", by, "also summarise the runs by gpu, precision, moe, source or runtime (comma separated)");
+    cmd->add_option("--exclude", exclude,
+                    "published-runs files whose runs fed a fit (calibration/fit/*.json): left out of the summary")
+        ->check(CLI::ExistingFile);
     cmd->callback([] {
         if (sweeps) run_sweeps(file, as_json);
-        else run(file, as_json, planner);
+        else run(file, as_json, planner, by, exclude);
     });
 }
 

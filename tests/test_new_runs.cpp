@@ -1,0 +1,134 @@
+// Today's runs: MoE all-to-all, context-parallel exchange and multi-head latent attention held
+// against closed forms, and the published runs of 2024-2026 expressed and predicted.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cost/layer_costs.hpp"
+#include "sim/step_context.hpp"
+#include "spec/presets.hpp"
+#include "spec/scenario.hpp"
+#include "validate/published_runs.hpp"
+#include "validate/summary.hpp"
+
+using namespace sextant;
+using json = nlohmann::json;
+
+namespace {
+// A profile whose GEMMs run at one rate everywhere (one measured point): a layer's GEMM time is
+// then its FLOPs over that rate, a closed form.
+constexpr double kFlatTflops = 500;
+
+json flat_profile() {
+    return {{"schema", "sextant-calibration/1"},
+            {"gpu", "H100-SXM5-80GB"},
+            {"gemm", {{"bf16", json::array({{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", kFlatTflops}}})}}},
+            {"attention", json::array({{{"seq", 4096}, {"head_dim", 128}, {"fwd_tflops", 400}, {"bwd_tflops", 300}}})},
+            {"memory", {{"copy_tbps", 3.0}}}};
+}
+
+Scenario scenario(const char* model, json layout, std::int64_t gpus, std::int64_t seq = 4096) {
+    json doc = {{"model", model},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", gpus}}},
+                {"training", {{"seq_len", seq}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", "megatron-core-2024"}}},
+                {"layout", std::move(layout)}};
+    return parse_scenario(doc, data_dir());
+}
+}  // namespace
+
+TEST_CASE("MLA: a DeepSeek-V3 layer's forward GEMMs are its projections' and MLP's FLOPs at the profile's rate") {
+    const Scenario s = scenario("deepseek-v3", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}}, 8);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    const Layout l = resolve_layout(s, s.layout);
+    const ModelSpec& m = s.model;
+    const double T = 4096, h = 7168, H = 128, q_lora = 1536, kv_lora = 512, nope = 128, rope = 64, v = 128;
+    // q down and up, kv down (with the shared rotary key) and up, output projection.
+    const double projections = 2 * T * (h * q_lora + q_lora * H * (nope + rope) + h * (kv_lora + rope) + kv_lora * H * (nope + v) + H * v * h);
+    const double dense_mlp = 2 * T * 3 * h * static_cast<double>(m.ffn_hidden);  // layer 0 is dense (first_dense_layers 3)
+    const double rate = kFlatTflops * 1e12 * ctx.runtime().compute_efficiency;
+    const LayerCost c = layer_cost(ctx.costs(), l, ctx.groups(l), 0);
+    CHECK(c.forward.gemm == doctest::Approx((projections + dense_mlp) / rate).epsilon(1e-9));
+    // Backward: the input and the weight gradient of every GEMM, twice the forward.
+    CHECK(c.backward.gemm == doctest::Approx(2 * (projections + dense_mlp) / rate).epsilon(1e-9));
+}
+
+TEST_CASE("expert all-to-all: dispatch and combine move every routed copy of this rank's tokens over the EP group") {
+    // Mixtral 8x7B, EP 8 folded over TP 2 x DP 8: each rank routes its sequence-parallel share of
+    // the tokens, top-2, in bf16.
+    const Scenario s = scenario("mixtral-8x7b", {{"tp", 2}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"expert_tp", 1}}, 16);
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    const LayoutGroups& g = ctx.groups(l);
+    const double tokens = 4096.0 / 2, routed = tokens * 2, bytes = routed * 4096 * 2;
+    const double a2a = ctx.network().cost(CollectiveOp::AllToAll, Bytes(bytes), g.ep).time.value();
+    const LayerCost c = layer_cost(ctx.costs(), l, g, 0);
+    CHECK(c.forward.ep == doctest::Approx(2 * a2a).epsilon(1e-12));
+    CHECK(c.backward.ep == doctest::Approx(2 * a2a).epsilon(1e-12));
+    // The expert group folds TP: 8 consecutive ranks, one node.
+    CHECK(g.ep.ranks == 8);
+    CHECK(g.ep.domains == 1);
+}
+
+TEST_CASE("expert all-to-all with node deduplication sends a token once per remote node holding one of its experts") {
+    // DeepSeek-V3 on 64 GPUs, EP 32 over 4 nodes: of top-8 copies spread over D = 4 nodes,
+    // D (1 - (1 - 1/D)^8) / 8 of the traffic crosses nodes with DeepEP/HybridEP (megatron-core-2025).
+    json doc = {{"model", "deepseek-v3"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
+                {"training", {{"seq_len", 4096}, {"global_batch", 256}, {"precision", "bf16"}, {"framework", "megatron-core-2025"}}},
+                {"layout", {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 32}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    const StepContext ctx(s);
+    REQUIRE(ctx.runtime().moe_node_dedup);
+    const Layout l = resolve_layout(s, s.layout);
+    const LayoutGroups& g = ctx.groups(l);
+    REQUIRE(g.ep.domains == 4);
+    const double D = 4, k = 8, crossing = D * (1 - std::pow(1 - 1 / D, k)) / k;
+    const double bytes = 4096.0 * k * 7168 * 2 * crossing;
+    const double a2a = ctx.network().cost(CollectiveOp::AllToAll, Bytes(bytes), g.ep).time.value();
+    CHECK(layer_cost(ctx.costs(), l, g, 3).forward.ep == doctest::Approx(2 * a2a).epsilon(1e-12));  // layer 3: the first MoE layer
+}
+
+TEST_CASE("context parallelism: cp - 1 ring steps of this rank's K and V forward, twice that backward") {
+    const Scenario s = scenario("llama3-70b", {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"cp", 4}}, 32, 16384);
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    const LayoutGroups& g = ctx.groups(l);
+    // A rank holds seq / cp tokens; K and V of its kv_heads / tp heads, 128 wide, in bf16.
+    const double tokens = 16384.0 / 4, kv = 2 * 8 * 128;
+    const double step = ctx.network().cost(CollectiveOp::SendRecv, Bytes(tokens * kv / 8 * 2), g.cp).time.value();
+    const LayerCost c = layer_cost(ctx.costs(), l, g, 0);
+    CHECK(c.forward.cp == doctest::Approx(3 * step).epsilon(1e-12));
+    CHECK(c.backward.cp == doctest::Approx(6 * step).epsilon(1e-12));
+}
+
+TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in memory, and the runs no fit used stay within bounds") {
+    const auto file = data_dir() / "tests" / "validation" / "published-runs-2024-2026.json";
+    const ValidationReport r = validate_runs(file);
+    REQUIRE(r.runs.size() == 161);
+    CHECK(r.failed == 0);  // no run is refused, for an unknown key or because it would not fit
+    std::vector<std::string> fits;
+    for (const char* f : {"h100-nemo-2025", "b200-nemo-2025", "gb200-nemo-2025", "gb300-nemo-2025", "gb200-nemo-2025-moe"})
+        fits.push_back((data_dir() / "calibration" / "fit" / (std::string(f) + ".json")).string());
+    const auto excluded = run_ids(fits);
+    CHECK(excluded.size() == 11);
+    const auto all = summarize(r, file.string(), {}, excluded);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0].runs == 150);
+    // Where this stands (README, Accuracy): the target is 10%; these bounds keep what was
+    // reached from slipping back while the gap is closed.
+    CHECK(all[0].mape_pct <= 20.0);
+    std::size_t moe_within_12 = 0;
+    const json runs = load_json_file(file, "")["runs"];
+    for (std::size_t i = 0; i < r.runs.size(); ++i)
+        if (!excluded.count(r.runs[i].id) && runs[i]["model"].contains("moe") && std::fabs(r.runs[i].error_pct) <= 12.0) ++moe_within_12;
+    CHECK(moe_within_12 >= 10);
+    // Dense runs on the GPUs the fits calibrated.
+    const auto by_gpu = summarize(r, file.string(), {GroupKey::Gpu, GroupKey::Moe}, excluded);
+    for (const auto& g : by_gpu) {
+        CAPTURE(g.group);
+        if (g.group == "H100-SXM5-80GB / dense" || g.group == "GB300 / dense") CHECK(g.mape_pct <= 8.0);
+        if (g.group == "GB200 / dense" || g.group == "B200 / dense") CHECK(g.mape_pct <= 15.0);
+    }
+}
