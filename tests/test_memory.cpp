@@ -214,3 +214,19 @@ TEST_CASE("ZeRO-3 under pipeline parallelism in torchtitan holds what ZeRO-1 hol
     l.zero_stage = 3;
     CHECK(estimate_memory(s, l, resharding).stages[0].weights.value() == doctest::Approx(z1.stages[0].weights.value() / 2));
 }
+
+TEST_CASE("Muon keeps one momentum buffer: 2 + 2 + 4 + 4 bytes per parameter without ZeRO, AdamW 2 + 2 + 12") {
+    auto bytes_per_param = [](const char* optimizer) {
+        json doc = {{"model", "llama3-8b"},
+                    {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
+                    {"training", {{"seq_len", 4096}, {"global_batch", 8}, {"framework", "nemo-2024"},
+                                  {"optimizer", {{"name", optimizer}}}}},
+                    {"layout", {{"tp", 1}, {"dp", 8}}}};
+        Scenario s = parse_scenario(doc, data_dir());
+        Layout l = resolve_layout(s, s.layout);
+        const StageMemory m = estimate_memory(s, l).stages.front();
+        return (m.weights + m.gradients + m.optimizer).value() / stage_params(s.model, l, 0).total();
+    };
+    CHECK(bytes_per_param("adamw") == doctest::Approx(16.0));
+    CHECK(bytes_per_param("muon") == doctest::Approx(12.0));
+}

@@ -432,7 +432,8 @@ double optimizer_time(const CostContext& ctx, const Layout& l, double local_para
     // Adam over the local shard: read gradient, master weight and two moments, write them back
     // and the 16-bit copy.
     const OptimizerSpec& o = ctx.scenario.training.optimizer;
-    const double state = (o.master_weights ? 4.0 : 0.0) + 2 * precision_bytes(o.state_dtype);
+    const double moments = o.kind == OptimizerKind::Muon ? 1.0 : 2.0;
+    const double state = (o.master_weights ? 4.0 : 0.0) + moments * precision_bytes(o.state_dtype);
     const double grad = precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime));
     const double adam_bytes = local_params * (grad + 2 * state + 2);
     if (!l.optimizer_offload) return adam_bytes / (ctx.profile.memory_tbps() * ctx.runtime.compute_efficiency * 1e12);
@@ -442,6 +443,20 @@ double optimizer_time(const CostContext& ctx, const Layout& l, double local_para
     const HostSpec& host = ctx.scenario.cluster.host;
     const double link = host.link_gbps * 1e9;
     return local_params * grad / link + adam_bytes / (host.memory_gbps_per_gpu * 1e9) + local_params * 2 / link;
+}
+
+double newton_schulz_time(const CostContext& ctx, const Layout& l, double params) {
+    if (ctx.scenario.training.optimizer.kind != OptimizerKind::Muon || params <= 0) return 0.0;
+    // Five Newton-Schulz iterations orthogonalise each m x n momentum matrix (m <= n): X X^T
+    // (2 m^2 n), the quintic's square (2 m^3), its product with X (2 m^2 n) each. Distributed
+    // Muon (Liu et al. 2025, "Muon is Scalable for LLM Training") runs them on whole matrices on
+    // every data-parallel rank, so a GPU orthogonalises all of its tensor-parallel shard. Taken
+    // with the shard's smaller side m = hidden / tp and an MLP's aspect n / m = 3.5: per
+    // parameter 5 (4 m + 2 m / 3.5) FLOPs, in 16-bit GEMMs of that shape.
+    const double m = std::max(1.0, d(ctx.scenario.model.hidden) / d(l.tp)), n = 3.5 * m;
+    const double flops = params * 5 * (4 * m + 2 * m / 3.5);
+    const auto i = [](double v) { return static_cast<std::int64_t>(v); };
+    return flops / (ctx.profile.gemm_tflops(Precision::Bf16, i(m), i(m), i(n)) * ctx.runtime.compute_efficiency * 1e12);
 }
 
 double model_flops_per_step(const Scenario& s) {

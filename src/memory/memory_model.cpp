@@ -23,7 +23,9 @@ ModelStates model_states(const TrainingSpec& t, const RuntimeTraits& traits, con
     const int zero = l.zero_stage;
     const double weight_bytes = 2.0;
     const double grad_bytes = precision_bytes(traits.grad_dtype);
-    const double optimizer_bytes = (t.optimizer.master_weights ? 4.0 : 0.0) + 2.0 * precision_bytes(t.optimizer.state_dtype);
+    // AdamW keeps two moments, Muon one momentum buffer.
+    const double moments = t.optimizer.kind == OptimizerKind::Muon ? 1.0 : 2.0;
+    const double optimizer_bytes = (t.optimizer.master_weights ? 4.0 : 0.0) + moments * precision_bytes(t.optimizer.state_dtype);
     ModelStates m;
     m.weights = params * weight_bytes / (zero >= 3 ? shards : 1.0);
     if (!trained) return m;  // frozen (LoRA's base weights): no gradient, no optimizer state
