@@ -492,19 +492,19 @@ TEST_CASE("FP8 training runs its transformer GEMMs in FP8 and the output project
           0.7 * layer_cost(bf16_ctx.costs(), l, bf16_ctx.groups(l), 0).forward.gemm);
 }
 
-TEST_CASE("Muon: Newton-Schulz FLOPs of the tensor-parallel shard on top of a one-moment optimizer step") {
+TEST_CASE("Muon: Newton-Schulz FLOPs of whole matrices (tp x the optimizer shard) on top of a one-moment optimizer step") {
     Scenario s = pipeline_scenario(2, 8, "1f1b");
     const StepContext adam_ctx(s);
     const Layout l = resolve_layout(s, s.layout);
     CHECK(newton_schulz_time(adam_ctx.costs(), l, 1e9) == 0.0);
     s.training.optimizer.kind = OptimizerKind::Muon;
     const StepContext ctx(s);
-    // Five iterations on m x 3.5m shards, m = hidden / tp: 5 (4 m + 2 m / 3.5) FLOPs per
-    // parameter, at the profile's bf16 GEMM rate for that shape and the runtime's efficiency.
-    const double m = static_cast<double>(s.model.hidden) / static_cast<double>(l.tp);
+    // Five iterations on whole m x 3.5m matrices, m = hidden, for tp x the shard's parameters:
+    // 5 (4 m + 2 m / 3.5) FLOPs per parameter, at the profile's bf16 GEMM rate for that shape.
+    const double m = static_cast<double>(s.model.hidden);
     const auto i = [](double v) { return static_cast<std::int64_t>(v); };
     const double rate = ctx.profile().gemm_tflops(Precision::Bf16, i(m), i(m), i(3.5 * m)) * ctx.runtime().compute_efficiency * 1e12;
-    CHECK(newton_schulz_time(ctx.costs(), l, 1e9) == doctest::Approx(1e9 * 5 * (4 * m + 2 * m / 3.5) / rate));
+    CHECK(newton_schulz_time(ctx.costs(), l, 1e9) == doctest::Approx(1e9 * static_cast<double>(l.tp) * 5 * (4 * m + 2 * m / 3.5) / rate));
     // One fp32 moment instead of two: the memory-bound step reads and writes 4 bytes less per
     // parameter, 8 bytes of traffic.
     const double adam = optimizer_time(adam_ctx.costs(), l, 1e9), muon = optimizer_time(ctx.costs(), l, 1e9);

@@ -445,16 +445,18 @@ double optimizer_time(const CostContext& ctx, const Layout& l, double local_para
     return local_params * grad / link + adam_bytes / (host.memory_gbps_per_gpu * 1e9) + local_params * 2 / link;
 }
 
-double newton_schulz_time(const CostContext& ctx, const Layout& l, double params) {
-    if (ctx.scenario.training.optimizer.kind != OptimizerKind::Muon || params <= 0) return 0.0;
-    // Five Newton-Schulz iterations orthogonalise each m x n momentum matrix (m <= n): X X^T
-    // (2 m^2 n), the quintic's square (2 m^3), its product with X (2 m^2 n) each. Distributed
-    // Muon (Liu et al. 2025, "Muon is Scalable for LLM Training") runs them on whole matrices on
-    // every data-parallel rank, so a GPU orthogonalises all of its tensor-parallel shard. Taken
-    // with the shard's smaller side m = hidden / tp and an MLP's aspect n / m = 3.5: per
-    // parameter 5 (4 m + 2 m / 3.5) FLOPs, in 16-bit GEMMs of that shape.
-    const double m = std::max(1.0, d(ctx.scenario.model.hidden) / d(l.tp)), n = 3.5 * m;
-    const double flops = params * 5 * (4 * m + 2 * m / 3.5);
+double newton_schulz_time(const CostContext& ctx, const Layout& l, double local_params) {
+    if (ctx.scenario.training.optimizer.kind != OptimizerKind::Muon || local_params <= 0) return 0.0;
+    // Five Newton-Schulz iterations (Megatron --muon-num-ns-steps 5) orthogonalise each m x n
+    // momentum matrix (m <= n): X X^T (2 m^2 n), the quintic's square (2 m^3) and its product
+    // with X (2 m^2 n). Distributed Muon (Liu et al. 2025, "Muon is Scalable for LLM Training")
+    // gathers the momentum of the matrices in a rank's ZeRO partition and orthogonalises them
+    // whole, and Megatron's default --muon-tp-mode duplicated does the same across tensor
+    // parallelism: a GPU orthogonalises tp x its local shard, in whole matrices. Taken with
+    // m = hidden and an MLP's aspect n / m = 3.5: 5 (4 m + 2 m / 3.5) FLOPs per parameter, in
+    // 16-bit GEMMs of that shape.
+    const double m = d(ctx.scenario.model.hidden), n = 3.5 * m;
+    const double flops = local_params * d(l.tp) * 5 * (4 * m + 2 * m / 3.5);
     const auto i = [](double v) { return static_cast<std::int64_t>(v); };
     return flops / (ctx.profile.gemm_tflops(Precision::Bf16, i(m), i(m), i(n)) * ctx.runtime.compute_efficiency * 1e12);
 }

@@ -67,9 +67,9 @@ CommDetail dp_reduce_detail(const CostContext& ctx, const Layout& layout, const 
 CommDetail dp_gather_detail(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 // The optimizer step over the local shard: memory-bound, on the GPU or (offloaded) on the host.
 double optimizer_time(const CostContext& ctx, const Layout& layout, double local_params);
-// Muon's Newton-Schulz orthogonalisation of the momentum of `params` parameters (a GPU's
-// tensor-parallel shard, unsharded by ZeRO); 0 for AdamW.
-double newton_schulz_time(const CostContext& ctx, const Layout& layout, double params);
+// Muon's Newton-Schulz orthogonalisation for a GPU whose optimizer shard holds `local_params`
+// (the parameters optimizer_time takes); 0 for AdamW.
+double newton_schulz_time(const CostContext& ctx, const Layout& layout, double local_params);
 
 // Model FLOPs of one step (6N per token for the GEMMs incl. the output layer, plus 12 L h s per
 // token for attention, as Narayanan et al. and PaLM count; MoE counts the active experts), and

@@ -183,8 +183,9 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         }
         const double shards = l.zero_stage >= 1 ? d(l.dp * l.cp) : 1.0;
         const double expert_shards = l.zero_stage >= 1 ? d(l.edp()) : 1.0;
-        sp.optimizer = optimizer_time(costs, l, all.dense / shards + all.expert / expert_shards) * (l.optimizer_offload ? 1.0 : sp.slowdown) +
-                       newton_schulz_time(costs, l, all.total()) * sp.slowdown;
+        const double local = all.dense / shards + all.expert / expert_shards;
+        sp.optimizer = optimizer_time(costs, l, local) * (l.optimizer_offload ? 1.0 : sp.slowdown) +
+                       newton_schulz_time(costs, l, local) * sp.slowdown;
         sp.send_forward = stage + 1 < l.pp && !blocking_p2p ? transfer * comm_factor : 0.0;
         sp.send_backward = stage > 0 && !blocking_p2p ? transfer * comm_factor : 0.0;
         plan.stages.push_back(std::move(sp));
