@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
+#include <sstream>
 #include <cstdlib>
 #include <fstream>
 #include <sys/wait.h>
@@ -62,10 +63,10 @@ bool equal_value(const json& a, const json& b) {
     return text(a) == text(b);
 }
 
-// The generic rule kinds of tests/data/*.json (conditions: if, when_present, if_value, when_gt,
-// when_equal; demands: requires, requires_any, forbids, equals, value_in, at_most_one,
-// multiple_of, at_least, min_value, product_equals); "check" rules name a structural check the
-// caller runs.
+// The generic rule kinds of tests/data/*.json (conditions: if, when_present, if_value,
+// if_contains (a word of a list value), when_gt, when_equal; demands: requires, requires_any,
+// forbids, equals, value_in, at_most_one, multiple_of, at_least, less_than, min_value,
+// product_equals); "check" rules name a structural check the caller runs.
 void check_rule(const json& rule, const Values& v) {
     CAPTURE(rule["id"].get<std::string>());
     if (rule.contains("if") && !v.has(rule["if"])) return;
@@ -73,6 +74,16 @@ void check_rule(const json& rule, const Values& v) {
     if (rule.contains("if_value"))
         for (const auto& [name, value] : rule["if_value"].items())
             if (!v.get(name) || !equal_value(*v.get(name), value)) return;
+    if (rule.contains("if_contains"))
+        for (const auto& [name, word] : rule["if_contains"].items()) {
+            const auto got = v.get(name);
+            if (!got || !got->is_string()) return;
+            std::istringstream words(got->get<std::string>());
+            std::string w;
+            bool found = false;
+            while (words >> w) found = found || w == word.get<std::string>();
+            if (!found) return;
+        }
     if (rule.contains("when_gt"))
         for (const auto& [name, value] : rule["when_gt"].items())
             if (v.number(name) <= value.get<std::int64_t>()) return;
@@ -111,6 +122,7 @@ void check_rule(const json& rule, const Values& v) {
         if (b > 0) CHECK_MESSAGE(a % b == 0, a << " is not a multiple of " << b);
     }
     if (rule.contains("at_least")) CHECK(v.number(rule["at_least"][0]) >= v.number(rule["at_least"][1]));
+    if (rule.contains("less_than")) CHECK(v.number(rule["less_than"][0]) < v.number(rule["less_than"][1]));
     if (rule.contains("min_value"))
         for (const auto& [name, least] : rule["min_value"].items()) CHECK(v.number(name) >= least.get<std::int64_t>());
     if (rule.contains("product_equals")) CHECK(v.product(rule["product_equals"][0]) == v.number(rule["product_equals"][1]));
@@ -135,6 +147,31 @@ void check_kind(const std::string& name, const json& value, const json& spec) {
     }
     if (kind == "float") CHECK_NOTHROW((void)std::stod(value.get<std::string>()));
     if (kind == "bool") CHECK(value.is_boolean());
+    if (kind == "int_tuple") {
+        // arguments.py tuple_type: "(a,b)" or "a,b", integers.
+        std::string text = value.get<std::string>();
+        if (text.size() >= 2 && text.front() == '(' && text.back() == ')') text = text.substr(1, text.size() - 2);
+        std::istringstream parts(text);
+        std::string part;
+        int n = 0;
+        while (std::getline(parts, part, ',')) {
+            std::size_t used = 0;
+            (void)std::stoll(part, &used);
+            CHECK(used == part.size());
+            ++n;
+        }
+        CHECK(n >= 1);
+    }
+    if (kind == "str_list") {
+        // nargs='+': one shell word per item, each one of the choices.
+        std::istringstream words(value.get<std::string>());
+        std::string w;
+        int n = 0;
+        for (; words >> w; ++n)
+            if (spec.contains("choices")) CHECK_MESSAGE(std::find(spec["choices"].begin(), spec["choices"].end(), w) != spec["choices"].end(), w);
+        CHECK(n >= 1);
+        return;
+    }
     if (kind == "list_of_lists") {
         REQUIRE(value.is_array());
         for (const auto& part : value) CHECK(part.is_array());
@@ -437,6 +474,64 @@ TEST_CASE("Megatron exports: FSDP without --overlap-param-gather, offload with t
                           "--moe-shared-expert-intermediate-size", "--moe-layer-freq", "--expert-model-parallel-size", "--mtp-num-layers"})
         CHECK_MESSAGE(has(d, f), f);
     CHECK_FALSE(has(d, "--group-query-attention"));
+}
+
+TEST_CASE("Megatron exports of today's model features: squared ReLU, sliding windows, expert TP, recompute modules, offload, Muon") {
+    const json data = load_data("megatron-args-d98e8a64dd.json");
+    const auto value = [](const Emitted& e, const std::string& f) -> std::optional<std::string> {
+        for (const auto& [name, v] : e.args)
+            if (name == f) return v ? *v : std::string();
+        return std::nullopt;
+    };
+    Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-8b-h100.json");
+    Layout l = resolve_layout(s, s.layout);
+    // Nemotron-4's MLP; gpt-oss's window: 128 tokens, windowed and full layers alternating.
+    s.model.mlp = MlpKind::SquaredRelu;
+    s.model.window = {128, 1, 1, false};
+    l.recompute = Recompute::Selective;
+    const Emitted a = emit_plan(EmitFormat::Megatron, s, l);
+    CHECK(value(a, "--squared-relu"));
+    CHECK_FALSE(value(a, "--swiglu"));
+    CHECK(value(a, "--window-size") == "(128,0)");
+    const std::string pattern = value(a, "--window-attn-skip-freq").value_or("");
+    REQUIRE(pattern.size() == static_cast<std::size_t>(2 * s.model.layers + 1));
+    CHECK(pattern.starts_with("[1,0,1,0"));
+    // Flash attention's default set: the norms (and the activation, which Megatron cannot
+    // recompute alone in a dense MLP: a note says so).
+    CHECK(value(a, "--recompute-modules") == "layernorm");
+    CHECK(std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) { return n.find("recompute module mlp") != std::string::npos; }));
+    check_megatron({s, l}, data);
+    // Every window layer: no pattern.
+    s.model.window = {4096, 1, 0, false};
+    CHECK_FALSE(value(emit_plan(EmitFormat::Megatron, s, l), "--window-attn-skip-freq"));
+
+    // Layer offloading: a flag without pipeline parallelism or recompute, a note otherwise.
+    Scenario o = load_scenario(data_dir() / "scenarios" / "llama3-8b-h100.json");
+    Layout lo = resolve_layout(o, o.layout);
+    lo.recompute = Recompute::None;
+    lo.activation_offload_layers = 4;
+    o.training.optimizer.kind = OptimizerKind::Muon;
+    const Emitted b = emit_plan(EmitFormat::Megatron, o, lo);
+    CHECK(value(b, "--optimizer") == "muon");
+    CHECK(value(b, "--cpu-offloading-num-layers").has_value() == (lo.pp == 1));
+    check_megatron({o, lo}, data);
+    const Emitted ds = emit_plan(EmitFormat::DeepSpeed, o, lo);
+    CHECK(ds.settings["optimizer"]["type"] == "muon");
+    lo.pp = 1;
+    lo.dp *= resolve_layout(o, o.layout).pp;
+    lo.stage_layers = {o.model.layers};
+    CHECK(value(emit_plan(EmitFormat::Megatron, o, lo), "--cpu-offloading-num-layers") == "4");
+    check_megatron({o, lo}, data);
+
+    // DeepSeek-V3: the plan's expert TP, and MoE recompute modules in Megatron's names.
+    Scenario d = load_scenario(data_dir() / "scenarios" / "deepseek-v3-h100.json");
+    Layout ld = resolve_layout(d, d.layout);
+    ld.recompute = Recompute::Selective;
+    ld.recompute_modules = kRecomputeMlaUpProj | kRecomputeMoeAct | kRecomputeLayerNorm | kRecomputeSharedExperts;
+    const Emitted c = emit_plan(EmitFormat::Megatron, d, ld);
+    CHECK(value(c, "--expert-tensor-parallel-size") == std::to_string(ld.etp));
+    CHECK(value(c, "--recompute-modules") == "layernorm mla_up_proj moe_act shared_experts");
+    check_megatron({d, ld}, data);
 }
 
 TEST_CASE("emit --json carries the settings, the target version and the notes") {

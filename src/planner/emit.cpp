@@ -105,8 +105,43 @@ const Feature kFeatures[] = {
          arg(e, "--num-query-groups", s.model.kv_heads);
      },
      nothing, nothing},
-    {"SwiGLU MLP", [](const Scenario& s) { return s.model.mlp == MlpKind::SwiGlu; },
-     [](const Scenario&, const Layout&, Emitted& e) { flag(e, "--swiglu"); }, nothing, nothing},
+    {"MLP activation", [](const Scenario& s) { return s.model.mlp != MlpKind::Gelu; },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         // Megatron's default MLP is GELU; --swiglu and --squared-relu name the others it offers
+         // on the command line. Gated GELU and plain ReLU are TransformerConfig fields
+         // (gated_linear_unit, activation_func) that arguments.py leaves out of its flags.
+         if (s.model.mlp == MlpKind::SwiGlu) flag(e, "--swiglu");
+         else if (s.model.mlp == MlpKind::SquaredRelu) flag(e, "--squared-relu");
+         else
+             e.notes.push_back(std::string("Megatron has no flag for a ") + (s.model.mlp == MlpKind::GeGlu ? "gated GELU (GeGLU)" : "ReLU") +
+                               " MLP: set TransformerConfig's gated_linear_unit and activation_func in the model provider");
+     },
+     nothing, nothing},
+    {"sliding-window attention", [](const Scenario& s) { return s.model.window.tokens > 0; },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         const ModelSpec& m = s.model;
+         if (m.window.chunked) {
+             e.notes.push_back(fmt::format("Megatron has no chunked attention (blocks of {} tokens): the export trains full "
+                                           "attention where the plan priced chunks",
+                                           m.window.tokens));
+             return;
+         }
+         // TransformerConfig.window_size (left, right): a query sees `tokens` positions back and
+         // none ahead. window_attn_skip_freq lists the layers, 1 windowed and 0 full.
+         arg(e, "--window-size", fmt::format("({},0)", m.window.tokens));
+         if (m.window.global == 0) return;
+         std::string pattern = "[";
+         for (std::int64_t i = 0; i < m.layers; ++i) pattern += std::string(i ? "," : "") + (m.layer_is_windowed(i) ? "1" : "0");
+         arg(e, "--window-attn-skip-freq", pattern + "]");
+     },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         e.notes.push_back(fmt::format("torchtitan's config has no sliding window: the {}-token window must be in the registered "
+                                       "model",
+                                       s.model.window.tokens));
+     },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         e.notes.push_back(fmt::format("DeepSpeed builds attention in code: the {}-token window is the model's", s.model.window.tokens));
+     }},
     {"normalization", [](const Scenario&) { return true; },
      [](const Scenario& s, const Layout&, Emitted& e) {
          arg(e, "--normalization", s.model.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
@@ -136,8 +171,8 @@ const Feature kFeatures[] = {
              arg(e, "--moe-layer-freq", pattern + "]");
          }
          arg(e, "--expert-model-parallel-size", l.ep);
-         // Sextant shards expert weights over the tensor-parallel ranks too (Megatron's default).
-         arg(e, "--expert-tensor-parallel-size", l.tp);
+         // Megatron's default expert TP is the dense tp; the plan's is its own knob.
+         arg(e, "--expert-tensor-parallel-size", l.etp);
          arg(e, "--moe-token-dispatcher-type", "alltoall");
          flag(e, "--moe-grouped-gemm");
      },
@@ -171,6 +206,21 @@ const Feature kFeatures[] = {
      },
      [](const Scenario& s, const Layout&, Emitted& e) {
          e.notes.push_back(fmt::format("DeepSpeed builds the {} multi-token-prediction module(s) in code", s.model.mtp_layers));
+     }},
+    {"Muon", [](const Scenario& s) { return s.training.optimizer.kind == OptimizerKind::Muon; },
+     [](const Scenario&, const Layout&, Emitted& e) {
+         // With --use-distributed-optimizer this is distributed Muon (dist_muon is deprecated).
+         arg(e, "--optimizer", "muon");
+     },
+     [](const Scenario&, const Layout& l, Emitted& e) {
+         e.notes.push_back(std::string("torchtitan sets Muon per parameter group: optimizer.param_groups with a "
+                                       "ParamGroupConfig(optimizer_name=\"DistMuon\") for the weight matrices and an AdamW "
+                                       "catch-all") +
+                           (l.tp > 1 ? "; its DistMuon refuses tensor parallelism" : ""));
+     },
+     [](const Scenario&, const Layout&, Emitted& e) {
+         e.settings["optimizer"] = {{"type", "muon"}};
+         e.notes.push_back("DeepSpeed's Muon needs param.use_muon set on every parameter in code (True for the weight matrices)");
      }},
     {"precision", [](const Scenario&) { return true; },
      [](const Scenario& s, const Layout&, Emitted& e) {
@@ -277,6 +327,53 @@ void megatron_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
     }
 }
 
+// --recompute-modules: the modules the plan priced, in Megatron's names (TransformerConfig's
+// allowed set; its own default is core_attn alone). The export targets current Megatron, whose
+// attention is flash attention (Transformer Engine): the default set is flash attention's.
+std::string megatron_recompute_modules(const Scenario& s, const Layout& l, Emitted& e) {
+    const std::uint8_t modules = active_recompute_modules(l.recompute, l.recompute_modules, true);
+    const bool moe = s.model.is_moe(), mla = s.model.attention == AttentionKind::MultiLatent;
+    std::string names;
+    const auto add = [&](bool wanted, const char* name) {
+        if (wanted) names += (names.empty() ? "" : " ") + std::string(name);
+    };
+    add(modules & kRecomputeCoreAttn, "core_attn");
+    add(modules & kRecomputeLayerNorm, "layernorm");
+    add((modules & kRecomputeMlaUpProj) && mla, "mla_up_proj");
+    add(modules & kRecomputeMlp, "mlp");
+    add((modules & (kRecomputeMoeAct | kRecomputeAct)) && moe, "moe_act");
+    add((modules & kRecomputeMoe) && moe, "moe");
+    add((modules & kRecomputeSharedExperts) && moe && s.model.moe.shared_experts > 0, "shared_experts");
+    if ((modules & kRecomputeAct) && (!moe || s.model.moe.first_dense_layers > 0 || s.model.moe.layer_frequency != 1))
+        e.notes.push_back("Megatron recomputes a dense MLP's activation only with the whole MLP (recompute module mlp): "
+                          "the plan's activation recompute of dense layers is not set, they keep their activation saved");
+    return names;
+}
+
+void megatron_recompute(const Scenario& s, const Layout& l, Emitted& e) {
+    if (l.recompute == Recompute::Selective) {
+        arg(e, "--recompute-granularity", "selective");
+        const std::string modules = megatron_recompute_modules(s, l, e);
+        if (!modules.empty()) arg(e, "--recompute-modules", modules);
+    }
+    if (l.recompute == Recompute::Full) {
+        arg(e, "--recompute-granularity", "full");
+        arg(e, "--recompute-method", "uniform");
+        arg(e, "--recompute-num-layers", 1);
+    }
+    if (l.activation_offload_layers == 0) return;
+    // TransformerConfig.__post_init__: layer offloading needs pp 1, no recompute and fewer
+    // offloaded layers than layers.
+    if (l.pp == 1 && l.recompute == Recompute::None && l.activation_offload_layers < s.model.layers) {
+        arg(e, "--cpu-offloading-num-layers", l.activation_offload_layers);
+        return;
+    }
+    e.notes.push_back(fmt::format("Megatron offloads whole layers' activations only without pipeline parallelism or recompute: "
+                                  "the plan's {} offloaded layers per stage map to --fine-grained-activation-offloading with "
+                                  "--offload-modules (module inputs of every layer), set by hand",
+                                  l.activation_offload_layers));
+}
+
 void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
     const bool fsdp2 = l.zero_stage == 3 && l.pp == 1 && l.ep == 1 && !s.model.tied_embeddings &&
                        s.training.precision.name != "fp16";
@@ -323,12 +420,7 @@ Emitted megatron(const Scenario& s, const Layout& l) {
     else if (l.rank_order != Layout{}.rank_order)
         e.notes.push_back("rank order " + rank_order_text(l.rank_order) + " has no Megatron flag (it offers " +
                           rank_order_text(Layout{}.rank_order) + " and, with --use-tp-pp-dp-mapping, " + rank_order_text(pp_inside_dp) + ")");
-    if (l.recompute == Recompute::Selective) arg(e, "--recompute-granularity", "selective");
-    if (l.recompute == Recompute::Full) {
-        arg(e, "--recompute-granularity", "full");
-        arg(e, "--recompute-method", "uniform");
-        arg(e, "--recompute-num-layers", 1);
-    }
+    megatron_recompute(s, l, e);
     megatron_data_parallel(s, l, e);
     for (std::size_t i = 0; i < e.args.size(); ++i) {
         const auto& [name, value] = e.args[i];
@@ -417,6 +509,10 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     } else {
         key(e, "activation_checkpoint", "class", l.recompute == Recompute::Full ? "FullAC" : l.recompute == Recompute::Selective ? "SelectiveAC" : "none");
     }
+    if (l.activation_offload_layers > 0)
+        e.notes.push_back(fmt::format("torchtitan has no activation offloading: the plan's {} offloaded layers per stage keep their "
+                                      "activations on the GPU (choose a plan without it, or recompute them)",
+                                      l.activation_offload_layers));
     if (l.rank_order != Layout{}.rank_order)
         e.notes.push_back("torchtitan builds its device mesh in its own order (pp, dp, cp, tp outermost to innermost): rank order " +
                           rank_order_text(l.rank_order) + " is not a setting");
@@ -483,6 +579,10 @@ Emitted deepspeed(const Scenario& s, const Layout& l) {
                                       l.cp));
     if (l.vp > 1) e.notes.push_back("DeepSpeed has no interleaved pipeline schedule: the plan's vp becomes 1");
     if (l.recompute == Recompute::Selective) e.notes.push_back("DeepSpeed checkpoints whole layers: selective recompute becomes full");
+    if (l.activation_offload_layers > 0)
+        e.notes.push_back(fmt::format("DeepSpeed offloads only checkpointed layer inputs (activation_checkpointing.cpu_checkpointing): "
+                                      "the plan's {} offloaded layers per stage are not set",
+                                      l.activation_offload_layers));
     if (l.sequence_parallel && l.tp > 1) e.notes.push_back("DeepSpeed's AutoTP has no Megatron sequence parallelism");
     apply_features(s, l, e, EmitFormat::DeepSpeed);
     e.text = cfg.dump(2) + "\n";
