@@ -74,3 +74,25 @@ TEST_CASE("attention points of GQA and MLA shapes are read and interpolated by g
     bad[1]["kv_heads"] = 7;
     CHECK(error_of("H100-SXM5-80GB", {{"attention", bad}}).find("/calibration/attention/1/kv_heads: must divide heads") == 0);
 }
+
+TEST_CASE("H100 attention backward: the cuDNN series of FlashAttention-3's backward figure, causal rows at its ratio") {
+    // Shah et al. 2024 (arXiv 2407.08608), attention backward on H100 SXM5, cuDNN, non-causal:
+    // head dim 128 at 2k and 16k 465 and 516 TFLOP/s; head dim 64 at 16k 433. The paper has no
+    // causal backward figure: causal rows take the non-causal backward/forward ratio.
+    const CalibrationProfile p = profile("H100-SXM5-80GB", json::object());
+    const auto bwd = [&](std::int64_t seq, std::int64_t head_dim, bool causal) {
+        return p.attention_tflops(Precision::Bf16, {seq, head_dim, head_dim, 1, causal, true});
+    };
+    const auto fwd = [&](std::int64_t seq, std::int64_t head_dim, bool causal) {
+        return p.attention_tflops(Precision::Bf16, {seq, head_dim, head_dim, 1, causal, false});
+    };
+    CHECK(bwd(2048, 128, false) == doctest::Approx(465.0));
+    CHECK(bwd(16384, 128, false) == doctest::Approx(516.0));
+    CHECK(bwd(16384, 64, false) == doctest::Approx(433.0));
+    for (std::int64_t seq : {512, 4096, 16384})
+        for (std::int64_t hd : {64, 128}) {
+            CAPTURE(seq);
+            CAPTURE(hd);
+            CHECK(bwd(seq, hd, true) / fwd(seq, hd, true) == doctest::Approx(bwd(seq, hd, false) / fwd(seq, hd, false)).epsilon(0.002));
+        }
+}

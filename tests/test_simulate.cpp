@@ -256,17 +256,18 @@ TEST_CASE("held-out runs (Llama 3 405B, Table 4) fall within 15%, with PP placed
     }
 }
 
-TEST_CASE("held-out NVIDIA H100 runs (NeMo 24.07 FP8 table, Nemotron-4 340B) fall within 12%") {
+TEST_CASE("held-out NVIDIA H100 runs (NeMo 24.07 FP8 table, Nemotron-4 340B) fall within 10%") {
     // No FP8 run fed a calibration: FP8 rests on the profile's cuBLASLt FP8 rates and the compute
     // factor fitted on bf16 Megatron-Core runs. The NeMo runs use the nemo-2024 runtime (bf16
     // gradients), without which Llama 3 8B and Nemotron-4 340B would not fit as NeMo runs them.
-    // The bound was 10% before FP8 paid for its quantisation kernels (delayed scaling's
-    // cast-transpose traffic): that moved these runs +1.5% on average, and nothing was refitted.
+    // FP8's quantisation kernels (delayed scaling's cast-transpose traffic) moved these runs +1.5%
+    // on average and the worst to +11.7%; attention backward at the FlashAttention-3 paper's
+    // cuDNN rates (with the H100 level refitted on its own runs) brought the worst to +9.9%.
     const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "nemo-h100.json");
     REQUIRE(r.runs.size() == 11);
     for (const auto& v : r.runs) {
         CAPTURE(v.id);
-        CHECK(std::fabs(v.error_pct) <= 12.0);
+        CHECK(std::fabs(v.error_pct) <= 10.0);
         if (v.id.starts_with("nemo2407_fp8_llama3_8b")) CHECK(v.chosen.recompute == Recompute::None);
     }
     CHECK(r.mape_pct <= 7.0);
