@@ -16,7 +16,7 @@
 #include <fstream>
 #include <sys/wait.h>
 
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"

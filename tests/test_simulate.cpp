@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 #include "engine/engine.hpp"
 #include "memory/stage_params.hpp"
 #include "report/trace.hpp"

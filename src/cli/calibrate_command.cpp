@@ -13,7 +13,7 @@
 #include "core/output_file.hpp"
 #include "fit/job_logs.hpp"
 #include "fit/profile_fit.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 #include "spec/presets.hpp"
 
 namespace sextant::cli {

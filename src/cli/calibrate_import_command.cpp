@@ -19,7 +19,7 @@
 #include "profile/collective_sweeps.hpp"
 #include "profile/nccl_tests_log.hpp"
 #include "profile/profile.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 

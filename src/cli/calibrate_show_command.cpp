@@ -13,7 +13,7 @@
 #include "core/error.hpp"
 #include "profile/profile.hpp"
 #include "profile/profile_provenance.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 

@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 #include "model/params.hpp"
 #include "report/schema.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 

@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "memory/memory_model.hpp"
 #include "report/report_model.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 namespace sextant::cli {
 

@@ -15,7 +15,7 @@
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "core/suggest.hpp"
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 #include "spec/presets.hpp"
 #include "core/output_file.hpp"
 #include "planner/emit.hpp"
@@ -26,7 +26,7 @@
 #include "reliability/time_to_train.hpp"
 #include "report/html_report.hpp"
 #include "report/planner_view.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 namespace sextant::cli {
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "profile/collective_sweeps.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 namespace sextant::cli {
 

@@ -12,7 +12,7 @@
 #include "report/breakdown_json.hpp"
 #include "report/html_report.hpp"
 #include "report/planner_view.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 #include "report/trace.hpp"
 #include "sim/simulate.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "report/breakdown_json.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 #include "validate/published_runs.hpp"
 #include "validate/summary.hpp"
 #include "validate/sweeps.hpp"

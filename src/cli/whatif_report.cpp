@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "reliability/duration_text.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 #include "report/charts.hpp"
 #include "report/text_plot.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "collective/network_model.hpp"
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 #include "profile/profile.hpp"
 #include "spec/scenario.hpp"
 

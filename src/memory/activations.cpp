@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 
 namespace sextant {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 namespace sextant {
 

@@ -4,7 +4,7 @@
 #include <thread>
 #include <tuple>
 
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 
 namespace sextant {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {

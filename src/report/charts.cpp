@@ -8,7 +8,7 @@
 #include "core/units.hpp"
 #include "reliability/duration_text.hpp"
 #include "report/plot.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 namespace sextant {
 

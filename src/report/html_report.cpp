@@ -6,7 +6,7 @@
 #include "reliability/duration_text.hpp"
 #include "report/charts.hpp"
 #include "report/plot.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 namespace sextant {
 

@@ -4,7 +4,7 @@
 
 #include "model/params.hpp"
 #include "planner/explain.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 namespace sextant {
 

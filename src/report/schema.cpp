@@ -2,7 +2,7 @@
 
 #include "report/schema.hpp"
 
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 #include "profile/collective_sweeps.hpp"
 #include "profile/profile.hpp"
 #include "sim/step_context.hpp"

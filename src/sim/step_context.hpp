@@ -10,7 +10,7 @@
 
 #include "collective/network_model.hpp"
 #include "cost/layer_costs.hpp"
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 #include "memory/activations.hpp"
 #include "profile/profile.hpp"
 #include "spec/scenario.hpp"

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"

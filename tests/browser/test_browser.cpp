@@ -24,7 +24,7 @@
 
 #include "../cli_run.hpp"
 #include "reliability/duration_text.hpp"
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 using nlohmann::json;
 using sextant::test::run_sextant;

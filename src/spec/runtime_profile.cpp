@@ -1,4 +1,4 @@
-#include "cost/runtime_profile.hpp"
+#include "spec/runtime_profile.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "report/table.hpp"
+#include "core/table.hpp"
 
 #include <algorithm>
 #include <cctype>
