@@ -532,6 +532,18 @@ TEST_CASE("Megatron exports of today's model features: squared ReLU, sliding win
     CHECK(value(c, "--expert-tensor-parallel-size") == std::to_string(ld.etp));
     CHECK(value(c, "--recompute-modules") == "layernorm mla_up_proj moe_act shared_experts");
     check_megatron({d, ld}, data);
+    // The EP all-to-all overlap, with the delayed weight gradients Megatron-Bridge pairs it with
+    // (an interleaved pipeline, as Megatron requires under pp > 1).
+    ld.pp = 1;
+    ld.vp = 1;
+    ld.dp = d.cluster.gpus / (ld.tp * ld.cp);
+    ld.stage_layers = {d.model.layers};
+    d.training.global_batch = ld.dp * ld.microbatch * 8;
+    ld.ep_a2a_overlap = true;
+    const Emitted overlap = emit_plan(EmitFormat::Megatron, d, ld);
+    CHECK(value(overlap, "--overlap-moe-expert-parallel-comm"));
+    CHECK(value(overlap, "--delay-wgrad-compute"));
+    check_megatron({d, ld}, data);
 }
 
 TEST_CASE("emit --json carries the settings, the target version and the notes") {

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/layer_costs.hpp"
+#include "core/error.hpp"
+#include "sim/stage_plan.hpp"
 #include "sim/step_context.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
@@ -130,5 +132,37 @@ TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in m
         CAPTURE(g.group);
         if (g.group == "H100-SXM5-80GB / dense" || g.group == "GB300 / dense") CHECK(g.mape_pct <= 8.0);
         if (g.group == "GB200 / dense" || g.group == "B200 / dense") CHECK(g.mape_pct <= 12.0);
+    }
+}
+
+TEST_CASE("EP all-to-all overlap: a forward's dispatch and combine hide under its backward partner's compute in the steady state") {
+    // Mixtral 8x7B on 16 GPUs, EP 8, no pipeline: 4 microbatches of which the first forward has
+    // no partner (Megatron-Core's merged 1F1B with pp = 1), so 3 of 4 are paired.
+    json layout = {{"tp", 1}, {"pp", 1}, {"dp", 16}, {"ep", 8}, {"expert_tp", 1}};
+    const Scenario plain = scenario("mixtral-8x7b", layout, 16);
+    layout["ep_a2a_overlap"] = true;
+    const Scenario paired = scenario("mixtral-8x7b", layout, 16);
+    const StepContext a(plain), b(paired);
+    const Layout la = resolve_layout(plain, plain.layout), lb = resolve_layout(paired, paired.layout);
+    REQUIRE(lb.ep_a2a_overlap);
+    REQUIRE(la.microbatches(64) == 4);
+    const LayerCost c = layer_cost(b.costs(), lb, b.groups(lb), 0);
+    REQUIRE(c.forward.ep > 0);
+    const double layers = static_cast<double>(paired.model.layers), share = 3.0 / 4.0;
+    const StepPlan pa = plan_step(a, la), pb = plan_step(b, lb);
+    const auto ep_of = [](const CostParts& parts) { return parts[static_cast<std::size_t>(Cost::EP)]; };
+    const ChunkPlan &ca = pa.stages[0].chunks[0], &cb = pb.stages[0].chunks[0];
+    CHECK(ep_of(ca.forward_parts) == doctest::Approx(layers * c.forward.ep));
+    CHECK(ep_of(cb.forward_parts) == doctest::Approx(layers * (c.forward.ep - share * std::min(c.forward.ep, c.backward.compute()))));
+    CHECK(ep_of(cb.backward_parts) == doctest::Approx(layers * (c.backward.ep - share * std::min(c.backward.ep, c.forward.compute()))));
+    // What is hidden still costs the runtime's SM contention.
+    CHECK(cb.forward < ca.forward);
+
+    // Megatron's checks: expert parallelism, an interleaved pipeline, no full recompute.
+    for (const json& bad : {json{{"ep", 1}}, json{{"pp", 2}, {"dp", 8}, {"vp", 1}}, json{{"recompute", "full"}}}) {
+        json l = layout;
+        l.merge_patch(bad);
+        CAPTURE(bad.dump());
+        CHECK_THROWS_AS(scenario("mixtral-8x7b", l, 16), InputError);
     }
 }

@@ -28,7 +28,12 @@ TEST_CASE("a measured sweep: expressible layouts rated, repeats and inexpressibl
     json doc = {{"schema", all["schema"]}, {"runs", json::array()}};
     for (const auto& run : all["runs"]) {
         const std::string id = run["id"];
-        if (id.find("qwen330ba3b_dgxh100_fp8_16gpu") != std::string::npos) doc["runs"].push_back(run);
+        if (id.find("qwen330ba3b_dgxh100_fp8_16gpu") == std::string::npos) continue;
+        // 25.11 and 26.02 set the EP all-to-all overlap in their recipes; without it 25.09 and
+        // 25.11 are one layout at one batch, the case this test is about.
+        json same = run;
+        same["layout"].erase("ep_a2a_overlap");
+        doc["runs"].push_back(same);
     }
     REQUIRE(doc["runs"].size() == 3);  // Megatron-Bridge 26.02, 25.11, 25.09 on 16 H100s
     for (int i = 0; i < 2; ++i) {

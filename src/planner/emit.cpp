@@ -175,8 +175,15 @@ const Feature kFeatures[] = {
          arg(e, "--expert-tensor-parallel-size", l.etp);
          arg(e, "--moe-token-dispatcher-type", "alltoall");
          flag(e, "--moe-grouped-gemm");
+         if (l.ep_a2a_overlap) {
+             // Megatron-Bridge's recipes pair it with the delayed weight-gradient GEMMs.
+             flag(e, "--overlap-moe-expert-parallel-comm");
+             flag(e, "--delay-wgrad-compute");
+         }
      },
-     [](const Scenario& s, const Layout&, Emitted& e) {
+     [](const Scenario& s, const Layout& l, Emitted& e) {
+         if (l.ep_a2a_overlap)
+             e.notes.push_back("torchtitan has no merged forward-backward all-to-all overlap: the plan's ep_a2a_overlap is not set");
          if (s.model.moe.first_dense_layers > 0 || s.model.moe.shared_experts > 0)
              e.notes.push_back("torchtitan: the dense first layers and shared experts are part of the registered model, not the config");
      },

@@ -126,6 +126,17 @@ std::vector<std::int64_t> offload_layer_values(const Scenario& s, const LayoutSp
     return out;
 }
 
+// Megatron-Core's EP all-to-all overlap where the framework ships it and the layout allows it
+// (TransformerConfig: ep > 1, vp > 1 under pipeline parallelism, no full recompute and no
+// recompute of the whole MoE block).
+std::vector<bool> ep_overlap_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
+    const bool allowed = s.model.is_moe() && c.ep > 1 && (c.pp == 1 || c.vp > 1) && c.recompute != Recompute::Full &&
+                         !(c.recompute_modules & kRecomputeMoe);
+    if (f.ep_a2a_overlap) return *f.ep_a2a_overlap && !allowed ? std::vector<bool>{} : std::vector<bool>{*f.ep_a2a_overlap};
+    if (!o.framework.ep_a2a_overlap || !allowed) return {false};
+    return {false, true};
+}
+
 std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::int64_t>& split,
                                     const SearchOptions& o) {
     const std::int64_t pp = static_cast<std::int64_t>(split.size());
@@ -224,7 +235,10 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                                         c.recompute_modules = modules;
                                         c.offload_layers = static_cast<std::int16_t>(offload_layers);
                                         c.rank_order = order;
-                                        out.push_back(c);
+                                        for (bool overlap : ep_overlap_values(s, f, o, c)) {
+                                            c.ep_a2a_overlap = overlap;
+                                            out.push_back(c);
+                                        }
                                     }
         }
 }
@@ -368,6 +382,7 @@ Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     l.recompute = c.recompute;
     l.recompute_modules = c.recompute_modules;
     l.activation_offload_layers = c.offload_layers;
+    l.ep_a2a_overlap = c.ep_a2a_overlap;
     l.schedule = f.schedule && l.vp == 1 ? *f.schedule : (l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     l.rank_order = f.rank_order ? *f.rank_order : candidate_rank_orders()[c.rank_order];
     l.stage_layers = f.stage_layers ? *f.stage_layers

@@ -20,7 +20,7 @@ struct SearchOptions {
     FrameworkFeatures framework;  // what the framework offers; the Planner takes the scenario's
 };
 
-// A layout in 26 bytes: the planner holds hundreds of thousands of these.
+// A layout in 28 bytes: the planner holds hundreds of thousands of these.
 struct Candidate {
     std::int16_t tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, vp = 1, microbatch = 1, offload_layers = 0;
     // Layers the first and last stages hold below the middle ones (they also hold the embedding
@@ -29,6 +29,7 @@ struct Candidate {
     std::int8_t zero_stage = 0;
     bool optimizer_offload = false;
     bool sequence_parallel = false;
+    bool ep_a2a_overlap = false;
     Recompute recompute = Recompute::None;
     std::uint8_t recompute_modules = 0;  // with selective recompute; 0 = the era's default
     std::uint8_t rank_order = 0;  // index into candidate_rank_orders()

@@ -15,20 +15,37 @@ std::size_t at(Cost c) { return static_cast<std::size_t>(c); }
 struct Exposure {
     const RuntimeProfile& runtime;
     double slowdown;
+    double pairing = 0.0;  // share of a stage's tasks that run merged with a partner (ep_a2a_overlap)
 
-    void add(CostParts& parts, const PhaseCost& p, double recompute) const {
+    // `partner` is the compute of the task a merged forward-backward pair runs beside this one.
+    void add(CostParts& parts, const PhaseCost& p, double recompute, double partner = 0.0) const {
         const auto& o = runtime.overlap;
         parts[at(Cost::Compute)] += (p.compute() - recompute) * slowdown;
         parts[at(Cost::Recompute)] += recompute * slowdown;
         parts[at(Cost::TP)] += p.tp * (1 - o.tp);
         parts[at(Cost::CP)] += p.cp * (1 - o.cp);
-        parts[at(Cost::EP)] += p.ep * (1 - o.ep);
+        const double ep_open = p.ep * (1 - o.ep);
+        const double ep_paired = pairing * std::min(ep_open, partner * slowdown);
+        parts[at(Cost::EP)] += ep_open - ep_paired;
         // ZeRO-3 prefetches the next layer's parameters during this layer's compute.
         parts[at(Cost::ZeRO)] += std::max(0.0, p.zero3 - p.compute());
-        const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + std::min(p.zero3, p.compute());
+        const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + ep_paired + std::min(p.zero3, p.compute());
         parts[at(Cost::Compute)] += runtime.sm_contention * hidden;
     }
 };
+
+// Megatron-Core's EP all-to-all overlap (--overlap-moe-expert-parallel-comm, the combined 1F1B
+// of DeepSeek-V3's DualPipe idea) merges the forward of one microbatch with the backward of
+// another in the steady state, so each one's dispatch and combine run under the other's
+// compute. The warm-up forwards and cool-down backwards have no partner: of the m x vp forwards
+// of a stage, Megatron's interleaved schedule runs (pp - stage - 1) x 2 + (vp - 1) x pp before
+// the first backward (one with pp = 1).
+double paired_share(const Layout& l, std::int64_t stage, std::int64_t microbatches) {
+    if (!l.ep_a2a_overlap || l.ep < 2) return 0.0;
+    const double tasks = static_cast<double>(microbatches * l.vp);
+    const double warmup = l.pp == 1 ? 1.0 : static_cast<double>((l.pp - stage - 1) * 2 + (l.vp - 1) * l.pp);
+    return std::clamp((tasks - warmup) / tasks, 0.0, 1.0);
+}
 
 double sum(const CostParts& parts) {
     double s = 0;
@@ -118,7 +135,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         StagePlan sp;
         sp.slowdown = straggler_slowdown(ctx, l, stage);
         const double comm_factor = 1.0 / degraded_factor(ctx, l, stage);
-        const Exposure exposure{ctx.runtime(), sp.slowdown};
+        const Exposure exposure{ctx.runtime(), sp.slowdown, paired_share(l, stage, l.microbatches(s.training.global_batch))};
         const auto [first, last] = ranges[static_cast<std::size_t>(stage)];
         const std::int64_t n = last - first;
         double dense_total = 0, expert_total = 0;
@@ -130,8 +147,8 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             const std::int64_t chunk_first = layer;
             for (std::int64_t i = 0; i < chunk.layers; ++i, ++layer) {
                 const LayerCost& lc = cost_of(layer);
-                exposure.add(chunk.forward_parts, lc.forward, 0.0);
-                exposure.add(chunk.backward_parts, lc.backward, lc.recompute);
+                exposure.add(chunk.forward_parts, lc.forward, 0.0, lc.backward.compute());
+                exposure.add(chunk.backward_parts, lc.backward, lc.recompute, lc.forward.compute());
                 const StageParams p = layer_params_per_gpu(m, l, layer);
                 chunk.dense_params += p.dense;
                 chunk.expert_params += p.expert;

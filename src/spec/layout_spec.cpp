@@ -30,6 +30,9 @@ constexpr FieldDef kLayoutFields[] = {
     {"activation_offload_layers", FieldType::Integer,
      "layers per pipeline stage whose saved activations move to host memory during the forward and back for the backward "
      "(Megatron --cpu-offloading-num-layers)", "", "0", 0, 1 << 16},
+    {"ep_a2a_overlap", FieldType::Boolean,
+     "the MoE all-to-all of one microbatch runs behind the compute of another, a forward and a backward merged "
+     "(Megatron --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap)", "", "false"},
     {"schedule", FieldType::String, "pipeline schedule", "", "1f1b (interleaved when vp > 1)",
      -1e300, 1e300, "gpipe|1f1b|interleaved"},
     {"stage_layers", FieldType::Array, "explicit layers per pipeline stage"},
@@ -117,6 +120,7 @@ LayoutSpec fixed_spec(const Layout& l) {
     k.recompute = l.recompute;
     if (l.recompute_modules != 0) k.recompute_modules = l.recompute_modules;
     k.activation_offload_layers = l.activation_offload_layers;
+    k.ep_a2a_overlap = l.ep_a2a_overlap;
     k.schedule = l.schedule;
     k.rank_order = l.rank_order;
     if (!l.stage_layers.empty()) k.stage_layers = l.stage_layers;
@@ -140,6 +144,7 @@ LayoutSpec parse_layout(const json& object, const std::string& path) {
     if (auto s = r.string("recompute")) l.recompute = parse_recompute(*s);
     if (const json* m = r.raw("recompute_modules")) l.recompute_modules = parse_recompute_modules(*m, r.path_of("recompute_modules"));
     l.activation_offload_layers = r.integer("activation_offload_layers");
+    l.ep_a2a_overlap = r.boolean("ep_a2a_overlap");
     if (auto s = r.string("schedule")) l.schedule = parse_schedule(*s);
     if (auto s = r.string("rank_order")) l.rank_order = parse_rank_order(*s, r.path_of("rank_order"));
     if (const json* split = r.raw("stage_layers")) {

@@ -42,6 +42,7 @@ struct LayoutSpec {
     std::optional<Recompute> recompute;
     std::optional<std::uint8_t> recompute_modules;
     std::optional<std::int64_t> activation_offload_layers;
+    std::optional<bool> ep_a2a_overlap;
     std::optional<Schedule> schedule;
     std::optional<std::vector<std::int64_t>> stage_layers;
     std::optional<std::array<ParallelDim, 5>> rank_order;  // fastest-varying first
@@ -57,6 +58,7 @@ struct Layout {
     Recompute recompute = Recompute::None;
     std::uint8_t recompute_modules = 0;      // with Selective; 0 = the era's default set
     std::int64_t activation_offload_layers = 0;  // layers per stage whose activations wait in host memory
+    bool ep_a2a_overlap = false;  // MoE all-to-all hidden behind another microbatch's compute (combined 1F1B)
     Schedule schedule = Schedule::OneFOneB;
     std::vector<std::int64_t> stage_layers;  // layers held by each pipeline stage
     std::array<ParallelDim, 5> rank_order = {ParallelDim::TP, ParallelDim::CP, ParallelDim::EP,

@@ -50,6 +50,9 @@ constexpr FieldDef kFeatureFields[] = {
     {"interleaved_schedule", FieldType::Boolean, "interleaved 1F1B with virtual pipeline chunks", "", "true"},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU", "", "true"},
     {"activation_offload", FieldType::Boolean, "saved activations of some layers to host memory (Megatron --cpu-offloading)", "", "false"},
+    {"ep_a2a_overlap", FieldType::Boolean,
+     "the MoE all-to-all hidden behind another microbatch's compute (Megatron-Core 0.14+ --overlap-moe-expert-parallel-comm)", "",
+     "false"},
 };
 
 FrameworkFeatures parse_features(const json& doc, const std::string& path) {
@@ -72,6 +75,7 @@ FrameworkFeatures parse_features(const json& doc, const std::string& path) {
     f.interleaved_schedule = r.boolean("interleaved_schedule").value_or(true);
     f.optimizer_offload = r.boolean("optimizer_offload").value_or(true);
     f.activation_offload = r.boolean("activation_offload").value_or(false);
+    f.ep_a2a_overlap = r.boolean("ep_a2a_overlap").value_or(false);
     return f;
 }
 }  // namespace

@@ -34,6 +34,7 @@ struct FrameworkFeatures {
     bool interleaved_schedule = true;  // virtual pipeline chunks (vp > 1)
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
     bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
+    bool ep_a2a_overlap = false;      // MoE all-to-all behind another microbatch (Megatron-Core 0.14+)
 };
 
 struct RuntimeProfile {

@@ -338,6 +338,19 @@ void check_experts(const Scenario& s, const LayoutSpec& k) {
 // Every rule, each applied as far as the knobs it involves are known: a rule whose knobs are all
 // fixed is the scenario's error; a rule that involves an open knob constrains the search instead
 // (the planner enumerates only layouts that pass it).
+// Megatron's TransformerConfig.__post_init__ checks of --overlap-moe-expert-parallel-comm.
+void check_ep_overlap(const Scenario& s, const LayoutSpec& k) {
+    if (!k.ep_a2a_overlap || !*k.ep_a2a_overlap) return;
+    const std::string path = "/layout/ep_a2a_overlap";
+    if (!s.model.is_moe()) throw InputError(path, "true", "overlaps the MoE all-to-all: needs a MoE model (/model/moe)");
+    if (k.ep && *k.ep < 2) throw InputError(path, "true", "needs expert parallelism (ep > 1)");
+    if (k.pp && *k.pp > 1 && k.vp && *k.vp == 1)
+        throw InputError(path, "true", "with pipeline parallelism needs the interleaved schedule (vp > 1)");
+    if (k.recompute && *k.recompute == Recompute::Full) throw InputError(path, "true", "excludes full recompute");
+    if (k.recompute_modules && (*k.recompute_modules & kRecomputeMoe))
+        throw InputError(path, "true", "excludes recomputing the whole MoE block (recompute_modules moe)");
+}
+
 void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     const LayoutSpec& k = known.knobs;
     check_degrees(s, k);
@@ -347,6 +360,7 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_batch(s, k);
     check_experts(s, k);
     check_recompute(s, known);
+    check_ep_overlap(s, k);
     if (k.cp && *k.cp > 1 && s.training.seq_len % (2 * *k.cp) != 0)
         throw InputError("/layout/cp", int_text(*k.cp),
                          "seq_len (" + int_text(s.training.seq_len) +
@@ -401,6 +415,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.recompute = spec.recompute.value_or(Recompute::None);
     l.recompute_modules = spec.recompute_modules.value_or(0);
     l.activation_offload_layers = spec.activation_offload_layers.value_or(0);
+    l.ep_a2a_overlap = spec.ep_a2a_overlap.value_or(false);
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     if (spec.rank_order) l.rank_order = *spec.rank_order;
     if (spec.stage_layers) l.stage_layers = *spec.stage_layers;
