@@ -23,9 +23,11 @@ struct Exposure {
         parts[at(Cost::TP)] += p.tp * (1 - o.tp);
         parts[at(Cost::CP)] += p.cp * (1 - o.cp);
         parts[at(Cost::EP)] += p.ep * (1 - o.ep);
-        // ZeRO-3 prefetches the next layer's parameters during this layer's compute.
-        parts[at(Cost::ZeRO)] += std::max(0.0, p.zero3 - p.compute());
-        const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + std::min(p.zero3, p.compute());
+        // ZeRO-3 prefetches the next layer's (or module's) parameters during this one's compute,
+        // which hides them as far as it lasts; what was not prefetched waits.
+        const double zero3_hidden = std::min(p.zero3 - p.zero3_waited, p.compute());
+        parts[at(Cost::ZeRO)] += p.zero3 - zero3_hidden;
+        const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + zero3_hidden;
         parts[at(Cost::Compute)] += runtime.sm_contention * hidden;
     }
 };
@@ -170,10 +172,16 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         }
         // Embedding and output layer parameters belong to the first and last chunks.
         const StageParams all = lora ? StageParams{adapter_params(s, l, n), 0.0} : stage_params(m, l, stage);
-        sp.chunks.front().dense_params += std::max(0.0, all.dense - dense_total);
-        for (auto& chunk : sp.chunks)
-            chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, chunk.dense_params) +
-                                             dp_reduce(costs, l, groups.dp_expert, chunk.expert_params));
+        const double outside_layers = std::max(0.0, all.dense - dense_total);
+        sp.chunks.front().dense_params += outside_layers;
+        for (auto& chunk : sp.chunks) {
+            // ZeRO-3 layers reduce-scatter their gradients inside their backward (layer_cost);
+            // only the embedding and output layer are left for the stage's reduction.
+            const bool sharded = l.zero_stage >= 3 && !lora;
+            const double dense = sharded ? (&chunk == &sp.chunks.front() ? outside_layers : 0.0) : chunk.dense_params;
+            const double expert = sharded ? 0.0 : chunk.expert_params;
+            chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, dense) + dp_reduce(costs, l, groups.dp_expert, expert));
+        }
         sp.param_gather = comm_factor * (dp_gather(costs, l, groups.dp_dense, all.dense) + dp_gather(costs, l, groups.dp_expert, all.expert));
         if (plan.gather_overlap) {
             // --overlap-param-gather: the first microbatch's forward consumes the buckets.
