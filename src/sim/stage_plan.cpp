@@ -1,6 +1,7 @@
 #include "sim/stage_plan.hpp"
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 
 #include "memory/stage_params.hpp"
 
@@ -62,8 +63,19 @@ double degraded_factor(const StepContext& ctx, const Layout& l, std::int64_t sta
     return factor;
 }
 
+// The step waits for its slowest GPU: with per-GPU speeds spread normally around the median
+// (cluster rank_time_cv), the slowest of N runs 1 + cv z_N slower, z_N the expected maximum of N
+// standard normals (Blom's approximation: the normal quantile at (N - 0.375) / (N + 0.25)).
+// Named stragglers slower than that set their stage's pace instead.
+double fleet_slowdown(const StepContext& ctx, const Layout& l) {
+    const double n = d(l.gpus());
+    if (n < 2) return 1.0;
+    const double z = boost::math::quantile(boost::math::normal(), (n - 0.375) / (n + 0.25));
+    return 1.0 + ctx.scenario().cluster.rank_time_cv * z;
+}
+
 double straggler_slowdown(const StepContext& ctx, const Layout& l, std::int64_t stage) {
-    double slowdown = 1.0;
+    double slowdown = fleet_slowdown(ctx, l);
     for (const auto& s : ctx.stragglers())
         for (std::int64_t g = s.first_gpu; g <= s.last_gpu; ++g)
             if (stage_of_gpu(l, g) == stage) slowdown = std::max(slowdown, s.slowdown);
