@@ -1,11 +1,16 @@
 // ZeRO-3 / FSDP as the frameworks run it (README "ZeRO-3 and FSDP"): DeepSpeed's per-module
 // gathers under its live-parameter cap and device-wide synchronisation, FSDP's per-block prefetch
 // hidden as far as the compute under it lasts, the re-gather full recompute costs DeepSpeed, one
-// gradient reduction per microbatch and none after it, and the buffers each framework holds.
+// gradient reduction per microbatch and none after it, the buffers each framework holds; and
+// validate listing a run that cannot fit with what it needs while it predicts the others.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "cost/layer_costs.hpp"
 #include "memory/memory_model.hpp"
 #include "memory/stage_params.hpp"
@@ -13,6 +18,7 @@
 #include "sim/stage_plan.hpp"
 #include "sim/step_context.hpp"
 #include "spec/presets.hpp"
+#include "validate/published_runs.hpp"
 
 using namespace sextant;
 using json = nlohmann::json;
@@ -199,4 +205,31 @@ TEST_CASE("ZeRO-3 buffers: DeepSpeed holds a module and its prefetched successor
     const Scenario titan = zero3_dp("torchtitan-2024", "mt-nlg-530b", 8, 8, "bf16");
     const double block = layer_params_per_gpu(titan.model, l, 0).total();
     CHECK(zero3_buffer_bytes(titan.model, l, runtime_traits(titan), 0) == doctest::Approx(block * (2 * 2 + 4)).epsilon(1e-9));
+}
+
+TEST_CASE("validate lists a run whose layout does not fit with what it needs, and predicts the others") {
+    // Narayanan et al.'s 1T run squeezed onto one data-parallel replica of 40 GB A100s beside the
+    // 1.7B run: the first cannot fit, the second is predicted and alone in the summary.
+    json doc = load_json_file(std::filesystem::path(SEXTANT_VALIDATION_DIR) / "published-runs.json", "");
+    json small, big;
+    for (const auto& run : doc["runs"]) {
+        if (run["id"] == "narayanan2021_t1_1.7B") small = run;
+        if (run["id"] == "narayanan2021_t1_1008.0B") big = run;
+    }
+    big["id"] = "one_replica_on_40gb";
+    big["cluster"]["gpu"] = "A100-SXM4-40GB";
+    big["layout"]["dp"] = 1;
+    big["cluster"]["gpus"] = big["layout"]["tp"].get<std::int64_t>() * big["layout"]["pp"].get<std::int64_t>();
+    doc["runs"] = json::array({big, small});
+    const auto file = std::filesystem::temp_directory_path() / "sextant-validate-refused.json";
+    std::ofstream(file) << doc.dump();
+    const ValidationReport r = validate_runs(file);
+    std::filesystem::remove(file);
+    REQUIRE(r.runs.size() == 2);
+    CHECK(r.failed == 1);
+    REQUIRE(r.runs[0].error);
+    CHECK(std::string(r.runs[0].error->what()).find("fits in memory (with the defaults for them, stage") != std::string::npos);
+    CHECK_FALSE(r.runs[1].error);
+    CHECK(r.mape_pct == doctest::Approx(std::fabs(r.runs[1].error_pct)));
+    CHECK_THROWS_AS(throw_first_error(r), InputError);  // the exit code says a run failed
 }
