@@ -99,6 +99,7 @@ int year_in(const std::string& name) {
 std::string family_of(std::string name) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (name.find("titan") != std::string::npos) return "torchtitan";
+    if (name.find("foundry") != std::string::npos) return "llm-foundry";  // MosaicML's, on Composer FSDP
     if (name.find("deepspeed") != std::string::npos) return "deepspeed";
     if (name.find("nemo") != std::string::npos) return "nemo";  // NeMo's recipes, on Megatron-Core
     if (name.find("megatron") != std::string::npos) return "megatron";

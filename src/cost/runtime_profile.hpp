@@ -92,7 +92,7 @@ Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& run
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
 
 // For a framework named by someone else's data (a published run): the runtime profile of that
-// name, else of the same family (deepspeed, megatron, NeMo, torchtitan) and the nearest year in the
+// name, else of the same family (deepspeed, megatron, NeMo, torchtitan, llm-foundry) and the nearest year in the
 // name, else the nearest year of any family (a tie keeps Megatron-Core 2024 if it is in it, else
 // the first by name).
 std::string nearest_runtime_profile(const std::string& framework);
