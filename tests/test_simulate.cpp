@@ -279,15 +279,15 @@ TEST_CASE("a runtime's compute efficiency divides every kernel's throughput and 
     s.layout.tp = 1;
     const StepContext ctx(s);
     const Layout l = resolve_layout(s, s.layout);
-    REQUIRE(ctx.runtime().compute_efficiency == doctest::Approx(0.904));
+    REQUIRE(ctx.runtime().compute_efficiency == doctest::Approx(0.946));
     RuntimeProfile full = ctx.runtime();
     full.compute_efficiency = 1.0;
     const CostContext fitted = ctx.costs(), unfitted{ctx.scenario(), ctx.profile(), full, ctx.network()};
     const LayerCost a = layer_cost(fitted, l, ctx.groups(l), 0), b = layer_cost(unfitted, l, ctx.groups(l), 0);
-    CHECK(a.forward.gemm * 0.904 == doctest::Approx(b.forward.gemm));
-    CHECK(a.backward.attention * 0.904 == doctest::Approx(b.backward.attention));
-    CHECK(a.backward.memory * 0.904 == doctest::Approx(b.backward.memory));
-    CHECK(optimizer_time(fitted, l, 1e9) * 0.904 == doctest::Approx(optimizer_time(unfitted, l, 1e9)));
+    CHECK(a.forward.gemm * 0.946 == doctest::Approx(b.forward.gemm));
+    CHECK(a.backward.attention * 0.946 == doctest::Approx(b.backward.attention));
+    CHECK(a.backward.memory * 0.946 == doctest::Approx(b.backward.memory));
+    CHECK(optimizer_time(fitted, l, 1e9) * 0.946 == doctest::Approx(optimizer_time(unfitted, l, 1e9)));
     CHECK(pp_transfer(fitted, l, ctx.groups(l)) == doctest::Approx(pp_transfer(unfitted, l, ctx.groups(l))));
 }
 

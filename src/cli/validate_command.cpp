@@ -144,7 +144,8 @@ void run(const std::string& file, bool as_json, bool planner, const std::string&
     std::cout << t.render();
     std::cout << fmt::format("\n{} runs: MAPE {:.1f}%, worst {} at {:.1f}%\n", r.runs.size() - r.failed, r.mape_pct, r.worst_run,
                              r.max_abs_error_pct);
-    if (r.failed) std::cout << fmt::format("{} runs could not be read (errors above); they are not in the summary\n", r.failed);
+    if (r.failed)
+        std::cout << fmt::format("{} runs not predicted (a run Sextant cannot express, or whose layout it says does not fit; reasons above); they are not in the summary\n", r.failed);
     if (!by.empty() || !exclude.empty()) print_summary(groups, by, left_out);
     if (planner) print_planner_quality(r);
     throw_first_error(r);  // exit 2 once the rest is reported

@@ -275,7 +275,7 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     parts.block.memory -= before.memory;
     parts.block.attention -= before.attention;
     parts.block.ep -= before.ep;
-    parts.block.tp = parts.block.cp = parts.block.zero3 = 0;
+    parts.block.tp = parts.block.cp = parts.block.zero3 = parts.block.zero3_waited = 0;
     return parts;
 }
 
@@ -337,10 +337,25 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         b.cp += 2 * d(l.cp - 1) * step;
     }
     if (l.zero_stage >= 3) {
+        // Every microbatch gathers the layer's 16-bit parameters for its forward and again for
+        // its backward (resharded after forward), and reduce-scatters the layer's gradient in the
+        // runtime's gradient dtype: FSDP, Megatron-FSDP and DeepSpeed keep gradients sharded, so
+        // they reduce each microbatch's and no stage-wide reduction follows (plan_step). Under
+        // full recompute a hook-based runtime gathers once more for the recomputed forward.
+        // A per-module runtime gathers a module that was not prefetched while the device waits.
         const StageParams p = layer_params_per_gpu(m, l, layer);
         const double gather = k.collective(CollectiveOp::AllGather, p.total() * 2, groups.dp_dense);
+        const Zero3Traits& z = ctx.runtime.zero3;
+        const double regathered = l.recompute == Recompute::Full && z.regather_for_recompute
+                                      ? regathered_after_recompute(m, l, layer, z.max_reuse_distance) : 0.0;
+        const double backward_gathers = gather + k.collective(CollectiveOp::AllGather, regathered * 2, groups.dp_dense);
+        const double waited = 1.0 - zero3_prefetched_share(m, l, layer, z.max_live_params);
         f.zero3 += gather;
-        b.zero3 += gather + k.collective(CollectiveOp::ReduceScatter, p.total() * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime)), groups.dp_dense);
+        f.zero3_waited += waited * gather;
+        b.zero3 += backward_gathers +
+                   k.collective(CollectiveOp::ReduceScatter, p.total() * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime)),
+                                groups.dp_dense);
+        b.zero3_waited += waited * backward_gathers;
     }
     // Recomputation re-runs forward work inside the backward pass.
     if (l.recompute == Recompute::Full) {

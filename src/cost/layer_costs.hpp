@@ -20,6 +20,7 @@ struct PhaseCost {
     double cp = 0;         // context-parallel K/V exchange, before overlap
     double ep = 0;         // expert-parallel all-to-all, before overlap
     double zero3 = 0;      // ZeRO-3 parameter gather (and gradient reduce-scatter), before prefetch
+    double zero3_waited = 0;  // the part of zero3 no prefetch can hide (gathered while the device waits)
     double compute() const { return gemm + attention + memory; }
 };
 

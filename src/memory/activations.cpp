@@ -100,6 +100,7 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention;
     t.zero3_reshard_with_pp = runtime.zero3_reshard_with_pp;
     t.grad_dtype = gradient_dtype(s.training, runtime);
+    t.zero3 = runtime.zero3;
     // Transformer Engine saves a quantised recipe's GEMM inputs for the weight gradient in the
     // low-precision format (with its scales), not in 16 bits.
     const PrecisionRecipe& p = s.training.precision;

@@ -4,6 +4,7 @@
 // parallelism), and how many microbatches each pipeline stage holds at its peak.
 #include <cstdint>
 
+#include "spec/runtime_profile.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {
@@ -14,12 +15,12 @@ struct RuntimeTraits {
     bool zero3_reshard_with_pp = true;  // see effective_sharding()
     Precision grad_dtype = Precision::Fp32;  // gradient buffers (gradient_dtype())
     double saved_input_bytes = 2.0;  // bytes per element of a GEMM input kept for the weight gradient
+    Zero3Traits zero3;               // what ZeRO-3 keeps gathered (the runtime profile's)
 };
 
 // From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and
 // dropout where the recipe of an unfused-attention era GPT model used it.
 RuntimeTraits runtime_traits(const Scenario& scenario);
-struct RuntimeProfile;
 RuntimeTraits runtime_traits(const Scenario& scenario, const RuntimeProfile& runtime);
 
 // The ZeRO stage a layout shards like. ZeRO-3 under pipeline parallelism, in a framework that

@@ -45,15 +45,24 @@ double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& 
     }
     if (l.recompute == Recompute::Full)
         largest = std::max(largest, layer_working_set_bytes(s, l, traits, layers.first));
-    if (l.zero_stage >= 3) {
-        // The gathered weights of the current and the prefetched layer, and one layer's
-        // full-precision gradient before its reduce-scatter.
-        const StageParams one = layer_params_per_gpu(s.model, l, layers.first);
-        largest = std::max(largest, one.total() * (2.0 * 2.0 + precision_bytes(traits.grad_dtype)));
-    }
+    if (l.zero_stage >= 3) largest = std::max(largest, zero3_buffer_bytes(s.model, l, traits, layers.first));
     return largest;
 }
 }  // namespace
+
+// ZeRO-3's gathered parameters (16-bit) and unsharded gradients (the gradient dtype) while a
+// layer computes. FSDP gathers whole blocks: the current one and the prefetched next one (FSDP1's
+// limit_all_gathers allows two in flight; FSDP2 prefetches one block each way), and one block's
+// gradient before its reduce-scatter. DeepSpeed gathers module by module, a module and the one
+// prefetched after it (zero3_gathered_peak), and reduces gradients in buckets of
+// reduce_bucket_size elements (a module's gradient arrives whole).
+double zero3_buffer_bytes(const ModelSpec& m, const Layout& l, const RuntimeTraits& traits, std::int64_t layer) {
+    const Zero3Traits& z = traits.zero3;
+    const double block = layer_params_per_gpu(m, l, layer).total();
+    double gradients = block;
+    if (z.max_live_params > 0) gradients = std::min(block, std::max(largest_module_params(m, l, layer), z.reduce_bucket_params));
+    return zero3_gathered_peak(m, l, layer, z.max_live_params) * 2.0 + gradients * precision_bytes(traits.grad_dtype);
+}
 
 MemoryReport estimate_memory(const Scenario& s, const Layout& l) { return estimate_memory(s, l, runtime_traits(s)); }
 

@@ -38,4 +38,8 @@ MemoryReport estimate_memory(const Scenario& scenario, const Layout& layout);
 struct RuntimeTraits;
 MemoryReport estimate_memory(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits);
 
+// ZeRO-3's gathered 16-bit parameters and unsharded gradients while `layer` computes, as the
+// runtime's ZeRO-3 holds them (one of a stage's buffers).
+double zero3_buffer_bytes(const ModelSpec& model, const Layout& layout, const RuntimeTraits& traits, std::int64_t layer);
+
 }  // namespace sextant

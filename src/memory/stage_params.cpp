@@ -1,5 +1,7 @@
 #include "memory/stage_params.hpp"
 
+#include <algorithm>
+
 #include "model/params.hpp"
 
 namespace sextant {
@@ -31,6 +33,73 @@ StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64
     p.dense += d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp;
     p.expert = d(m.moe.experts) / d(l.ep) * routed_expert_params(m) / d(l.etp);
     return p;
+}
+
+namespace {
+// A layer's linear modules in forward order on one GPU: attention input projection(s), output
+// projection, the MLP's first (gate and up fused) and second projections; a MoE layer's local
+// experts count as one module each way.
+std::vector<double> layer_modules(const ModelSpec& m, const Layout& l, std::int64_t layer) {
+    const double h = d(m.hidden), tp = d(l.tp);
+    std::vector<double> modules;
+    if (m.attention == AttentionKind::MultiLatent) {
+        const auto& a = m.mla;
+        const double heads = d(m.heads);
+        modules.push_back(d(a.q_lora_rank > 0 ? a.q_lora_rank : m.hidden) * heads * d(a.qk_nope_head_dim + a.qk_rope_head_dim) / tp);
+        modules.push_back(d(a.kv_lora_rank) * heads * d(a.qk_nope_head_dim + a.v_head_dim) / tp);
+        modules.push_back(heads * d(a.v_head_dim) * h / tp);
+    } else {
+        modules.push_back(h * d(m.heads + 2 * m.kv_heads) * d(m.head_dim) / tp);
+        modules.push_back(h * d(m.heads) * d(m.head_dim) / tp);
+    }
+    const double gate = m.gated_mlp() ? 2.0 : 1.0;
+    if (m.layer_is_moe(layer)) {
+        const double local = d(m.moe.experts) / d(l.ep) / d(l.etp);
+        modules.push_back(local * h * d(m.moe.expert_ffn_hidden) * gate);
+        modules.push_back(local * h * d(m.moe.expert_ffn_hidden));
+    } else {
+        modules.push_back(h * d(m.ffn_hidden) * gate / tp);
+        modules.push_back(h * d(m.ffn_hidden) / tp);
+    }
+    return modules;
+}
+}  // namespace
+
+double zero3_prefetched_share(const ModelSpec& m, const Layout& l, std::int64_t layer, double max_live) {
+    if (max_live <= 0) return 1.0;
+    const std::vector<double> modules = layer_modules(m, l, layer);
+    double prefetched = 0, total = 0;
+    for (std::size_t k = 0; k < modules.size(); ++k) {
+        // The module before the first is the previous layer's last (layers repeat).
+        const double before = modules[(k + modules.size() - 1) % modules.size()];
+        if (before < max_live) prefetched += modules[k];
+        total += modules[k];
+    }
+    return prefetched / total;
+}
+
+double largest_module_params(const ModelSpec& m, const Layout& l, std::int64_t layer) {
+    const std::vector<double> modules = layer_modules(m, l, layer);
+    return *std::max_element(modules.begin(), modules.end());
+}
+
+double zero3_gathered_peak(const ModelSpec& m, const Layout& l, std::int64_t layer, double max_live) {
+    if (max_live <= 0) return 2.0 * layer_params_per_gpu(m, l, layer).total();
+    const std::vector<double> modules = layer_modules(m, l, layer);
+    double peak = 0;
+    for (std::size_t k = 0; k < modules.size(); ++k)
+        peak = std::max(peak, modules[k] + (modules[k] < max_live ? modules[(k + 1) % modules.size()] : 0.0));
+    return peak;
+}
+
+double regathered_after_recompute(const ModelSpec& m, const Layout& l, std::int64_t layer, double max_reuse_distance) {
+    const std::vector<double> modules = layer_modules(m, l, layer);
+    double after = 0, regathered = 0;
+    for (auto it = modules.rbegin(); it != modules.rend(); ++it) {
+        if (2.0 * after > max_reuse_distance) regathered += *it;
+        after += *it;
+    }
+    return regathered;
 }
 
 double adapter_params(const Scenario& s, const Layout& l, std::int64_t layers) {

@@ -27,4 +27,24 @@ double adapter_params(const Scenario& scenario, const Layout& layout, std::int64
 // Parameters of one layer on one GPU (the same split as stage_params).
 StageParams layer_params_per_gpu(const ModelSpec& model, const Layout& layout, std::int64_t layer);
 
+// ZeRO-3 per module (DeepSpeed), with `max_live` its stage3_max_live_parameters (0: FSDP's whole
+// blocks, always one prefetched). The coordinator prefetches the next module while the gathered
+// parameters are under the cap: after module k, module k + 1 is prefetched iff module k alone is
+// under it (the default prefetch bucket, 5e7 elements, is below one module of these models, and
+// whole parameters are prefetched, so exactly the next module).
+// The share of a layer's parameters gathered by prefetch (beside the previous module's compute);
+// the rest are gathered while the device waits.
+double zero3_prefetched_share(const ModelSpec& model, const Layout& layout, std::int64_t layer, double max_live);
+// The largest module of a layer on one GPU (what a per-module gather holds whole).
+double largest_module_params(const ModelSpec& model, const Layout& layout, std::int64_t layer);
+// The most parameters gathered at once: a module and the one prefetched after it.
+double zero3_gathered_peak(const ModelSpec& model, const Layout& layout, std::int64_t layer, double max_live);
+
+// Parameters a per-module ZeRO-3 (DeepSpeed) gathers again for a layer's backward after its
+// recomputed forward: the recompute runs the modules in order and the backward in reverse, so a
+// module's parameters are next used after twice the parameters of the modules that follow it;
+// DeepSpeed keeps a released module gathered when that reuse distance is within
+// `max_reuse_distance` parameters (stage3_max_reuse_distance) and gathers it again otherwise.
+double regathered_after_recompute(const ModelSpec& model, const Layout& layout, std::int64_t layer, double max_reuse_distance);
+
 }  // namespace sextant

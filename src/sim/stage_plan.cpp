@@ -1,6 +1,7 @@
 #include "sim/stage_plan.hpp"
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 
 #include "memory/stage_params.hpp"
 
@@ -27,9 +28,11 @@ struct Exposure {
         const double ep_open = p.ep * (1 - o.ep);
         const double ep_paired = pairing * std::min(ep_open, partner * slowdown);
         parts[at(Cost::EP)] += ep_open - ep_paired;
-        // ZeRO-3 prefetches the next layer's parameters during this layer's compute.
-        parts[at(Cost::ZeRO)] += std::max(0.0, p.zero3 - p.compute());
-        const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + ep_paired + std::min(p.zero3, p.compute());
+        // ZeRO-3 prefetches the next layer's (or module's) parameters during this one's compute,
+        // which hides them as far as it lasts; what was not prefetched waits.
+        const double zero3_hidden = std::min(p.zero3 - p.zero3_waited, p.compute());
+        parts[at(Cost::ZeRO)] += p.zero3 - zero3_hidden;
+        const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + ep_paired + zero3_hidden;
         parts[at(Cost::Compute)] += runtime.sm_contention * hidden;
     }
 };
@@ -77,8 +80,19 @@ double degraded_factor(const StepContext& ctx, const Layout& l, std::int64_t sta
     return factor;
 }
 
+// The step waits for its slowest GPU: with per-GPU speeds spread normally around the median
+// (cluster rank_time_cv), the slowest of N runs 1 + cv z_N slower, z_N the expected maximum of N
+// standard normals (Blom's approximation: the normal quantile at (N - 0.375) / (N + 0.25)).
+// Named stragglers slower than that set their stage's pace instead.
+double fleet_slowdown(const StepContext& ctx, const Layout& l) {
+    const double n = d(l.gpus());
+    if (n < 2) return 1.0;
+    const double z = boost::math::quantile(boost::math::normal(), (n - 0.375) / (n + 0.25));
+    return 1.0 + ctx.scenario().cluster.rank_time_cv * z;
+}
+
 double straggler_slowdown(const StepContext& ctx, const Layout& l, std::int64_t stage) {
-    double slowdown = 1.0;
+    double slowdown = fleet_slowdown(ctx, l);
     for (const auto& s : ctx.stragglers())
         for (std::int64_t g = s.first_gpu; g <= s.last_gpu; ++g)
             if (stage_of_gpu(l, g) == stage) slowdown = std::max(slowdown, s.slowdown);
@@ -187,10 +201,16 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         }
         // Embedding and output layer parameters belong to the first and last chunks.
         const StageParams all = lora ? StageParams{adapter_params(s, l, n), 0.0} : stage_params(m, l, stage);
-        sp.chunks.front().dense_params += std::max(0.0, all.dense - dense_total);
-        for (auto& chunk : sp.chunks)
-            chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, chunk.dense_params) +
-                                             dp_reduce(costs, l, groups.dp_expert, chunk.expert_params));
+        const double outside_layers = std::max(0.0, all.dense - dense_total);
+        sp.chunks.front().dense_params += outside_layers;
+        for (auto& chunk : sp.chunks) {
+            // ZeRO-3 layers reduce-scatter their gradients inside their backward (layer_cost);
+            // only the embedding and output layer are left for the stage's reduction.
+            const bool sharded = l.zero_stage >= 3 && !lora;
+            const double dense = sharded ? (&chunk == &sp.chunks.front() ? outside_layers : 0.0) : chunk.dense_params;
+            const double expert = sharded ? 0.0 : chunk.expert_params;
+            chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, dense) + dp_reduce(costs, l, groups.dp_expert, expert));
+        }
         sp.param_gather = comm_factor * (dp_gather(costs, l, groups.dp_dense, all.dense) + dp_gather(costs, l, groups.dp_expert, all.expert));
         if (plan.gather_overlap) {
             // --overlap-param-gather: the first microbatch's forward consumes the buckets.

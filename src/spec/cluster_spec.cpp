@@ -16,6 +16,8 @@ constexpr FieldDef kClusterFields[] = {
     {"nvlink_domain_gpus", FieldType::Integer, "GPUs per NVLink/NVSwitch domain", "",
      "gpus_per_node", 1, 1 << 24},
     {"nvlink_latency_us", FieldType::Number, "NVLink hop latency", "us", "profile", 0},
+    {"rank_time_cv", FieldType::Number, "coefficient of variation of per-GPU compute speed (the step waits for the slowest GPU)", "",
+     "0.015", 0, 0.5},
     {"nic_gbps_per_gpu", FieldType::Number, "scale-out NIC line rate per GPU", "Gb/s",
      "the GPU preset's platform_nic_gbps", 1},
     {"fabric", FieldType::String, "scale-out fabric", "", "infiniband", -1e300, 1e300,
@@ -63,6 +65,7 @@ ClusterSpec parse_cluster_fields(const json& object, const std::string& path, Gp
     c.gpus_per_node = r.integer("gpus_per_node").value_or(8);
     c.nvlink_domain_gpus = r.integer("nvlink_domain_gpus").value_or(c.gpus_per_node);
     c.nvlink_latency_us = r.number("nvlink_latency_us").value_or(0);
+    c.rank_time_cv = r.number("rank_time_cv").value_or(c.rank_time_cv);
     c.source = r.string("source").value_or("");
     if (c.gpus % c.gpus_per_node != 0 && c.gpus > c.gpus_per_node)
         throw InputError(r.path_of("gpus"), std::to_string(c.gpus),

@@ -36,6 +36,13 @@ constexpr FieldDef kRuntimeFields[] = {
     {"fp8_delayed_scaling", FieldType::Boolean,
      "per-tensor FP8 takes its scales from the amax history (delayed scaling) rather than a fresh amax pass (current scaling)", "", "false"},
     {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "", "true"},
+    {"zero3_regather_for_recompute", FieldType::Boolean, "full recompute gathers the parameters again for the recomputed forward", "", "false"},
+    {"zero3_max_reuse_distance", FieldType::Number,
+     "ZeRO-3 per-module gathers: a released module used again within this many parameters stays gathered", "", "0", 0},
+    {"zero3_max_live_params", FieldType::Number,
+     "ZeRO-3 per-module gathers: the next module is prefetched only while fewer parameters than this are gathered (0: whole blocks, always prefetched)",
+     "", "0", 0},
+    {"zero3_reduce_bucket_params", FieldType::Number, "ZeRO-3 gradient elements reduce-scattered per bucket (0: one block's gradient)", "", "0", 0},
     {"preset", FieldType::String, "runtime profile this one starts from; its other keys override"},
     {"features", FieldType::Object, "what the framework implements, for the knobs a layout leaves open"},
     {"source", FieldType::String, "what the settings rest on"},
@@ -96,6 +103,7 @@ int year_in(const std::string& name) {
 std::string family_of(std::string name) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (name.find("titan") != std::string::npos) return "torchtitan";
+    if (name.find("foundry") != std::string::npos) return "llm-foundry";  // MosaicML's, on Composer FSDP
     if (name.find("deepspeed") != std::string::npos) return "deepspeed";
     if (name.find("nemo") != std::string::npos) return "nemo";  // NeMo's recipes, on Megatron-Core
     if (name.find("megatron") != std::string::npos) return "megatron";
@@ -151,6 +159,11 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.moe_node_dedup = r.boolean("moe_node_dedup").value_or(false);
     p.fused_cross_entropy = r.boolean("fused_cross_entropy").value_or(false);
     p.grad_dtype = parse_precision(r.string("grad_dtype").value_or("fp32"));
+    const Zero3Traits fsdp{};  // the defaults: FSDP's behaviour
+    p.zero3.regather_for_recompute = r.boolean("zero3_regather_for_recompute").value_or(fsdp.regather_for_recompute);
+    p.zero3.max_reuse_distance = r.number("zero3_max_reuse_distance").value_or(fsdp.max_reuse_distance);
+    p.zero3.max_live_params = r.number("zero3_max_live_params").value_or(fsdp.max_live_params);
+    p.zero3.reduce_bucket_params = r.number("zero3_reduce_bucket_params").value_or(fsdp.reduce_bucket_params);
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.source = r.string("source").value_or("");
     return p;

@@ -23,6 +23,29 @@ struct OverlapTraits {
     bool pp = true;              // pipeline sends run beside compute; false: the sender waits for them
 };
 
+// How a framework runs ZeRO-3 / fully sharded data parallelism: when it gathers a layer's (or a
+// module's) parameters, which gathers run beside compute, and what it keeps gathered.
+// The defaults are FSDP's (PyTorch FSDP1/FSDP2, Megatron-FSDP): one transformer block at a time,
+// the next block prefetched while this one computes, one block's gradient reduce-scattered at
+// once; runtime profiles state where their framework differs (README "ZeRO-3 and FSDP").
+struct Zero3Traits {
+    // The recomputed forward of full recompute gathers the parameters once more: hook-based
+    // runtimes (DeepSpeed) release them after every sub-module forward, recompute included,
+    // unless the module is used again within max_reuse_distance parameters
+    // (stage3_max_reuse_distance; regathered_after_recompute()); FSDP unshards once in its
+    // pre-backward hook for both the recompute and the backward.
+    bool regather_for_recompute = false;
+    double max_reuse_distance = 0;
+    // DeepSpeed's per-module gathers: the next module is prefetched only while the gathered
+    // parameters are under this cap (stage3_max_live_parameters), and the device synchronises
+    // before every module (fetch_sub_module), so a module whose predecessor fills the cap is
+    // gathered while nothing else runs (stage_params.hpp, zero3_prefetched_share()); 16-bit
+    // gradients are reduce-scattered in buckets of reduce_bucket_params elements.
+    // 0: whole blocks (FSDP): one computing, one prefetched, one block's gradient at a time.
+    double max_live_params = 0;
+    double reduce_bucket_params = 0;
+};
+
 // What the framework offers when a layout knob is left open (null in a published run, open in
 // `sextant plan`): the planner searches only layouts the framework can run.
 struct FrameworkFeatures {
@@ -58,6 +81,7 @@ struct RuntimeProfile {
     bool moe_node_dedup = false;
     bool fused_cross_entropy = false;    // the loss in one fused kernel (TE / Megatron cross-entropy fusion)
     Precision grad_dtype = Precision::Fp32;  // Megatron-LM forces fp32 gradients for bf16 training
+    Zero3Traits zero3;
     FrameworkFeatures features;
     std::string source;
 };
@@ -69,7 +93,7 @@ Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& run
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
 
 // For a framework named by someone else's data (a published run): the runtime profile of that
-// name, else of the same family (deepspeed, megatron, NeMo, torchtitan) and the nearest year in the
+// name, else of the same family (deepspeed, megatron, NeMo, torchtitan, llm-foundry) and the nearest year in the
 // name, else the nearest year of any family (a tie keeps Megatron-Core 2024 if it is in it, else
 // the first by name).
 std::string nearest_runtime_profile(const std::string& framework);

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/error.hpp"
+#include "memory/memory_model.hpp"
 #include "spec/runtime_profile.hpp"
 
 #include "planner/explain.hpp"
@@ -94,6 +96,18 @@ void rate_planner(const Scenario& s, RunValidation& v) {
     v.published_percentile = all.empty() ? 0.0 : 100.0 * static_cast<double>(better) / static_cast<double>(all.size());
 }
 
+// What the layout needs with the framework's defaults for the knobs the source left open: the
+// reason a run that ran is refused, for the report.
+std::string default_peak(const Scenario& s) {
+    try {
+        const MemoryReport m = estimate_memory(s, resolve_layout(s, s.layout));
+        return fmt::format(" (with the defaults for them, stage {} needs {:.1f} GiB of {:.1f} GiB)", m.peak_stage,
+                           m.peak.value() / kGiB, m.capacity.value() / kGiB);
+    } catch (const InputError&) {
+        return "";
+    }
+}
+
 RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner) {
     const std::string published_framework = run.contains("framework") && run["framework"].is_string() ? run["framework"].get<std::string>() : "";
     const bool other_framework = run_runtime(run) != published_framework;
@@ -110,7 +124,7 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     if (!fixed.layout.stage_layers) fixed.layout.stage_layers = default_stage_split(s.model.layers, s.layout.pp.value_or(1));
     Planner planner(fixed, options, make_step_evaluator);
     std::vector<Plan> plans = planner.finish(planner.screen({0, 1}));
-    if (plans.empty()) throw InputError(path + "/layout", "", "no setting of the unpublished knobs fits in memory");
+    if (plans.empty()) throw InputError(path + "/layout", "", "no setting of the unpublished knobs fits in memory" + default_peak(fixed));
     const Plan& best = plans.front();
     RunValidation v;
     v.id = string_member(run, "id", path, path);
