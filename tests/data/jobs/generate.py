@@ -2,7 +2,7 @@
 """Writes the Megatron-LM logs of this folder's three jobs for the calibration walk-through
 (calibration/README.md) and its test. They are NOT measurements: each job's step time is what
 Sextant predicts for it on the profile imported from ../nccl-tests (itself synthetic) with the
-compute factor set to 0.70 instead of the published 0.726, printed as Megatron-LM prints
+compute factor set to 0.70 instead of the published 0.759, printed as Megatron-LM prints
 "elapsed time per iteration (ms)" over 40 iterations with 1% deterministic noise and three slow
 warm-up steps. Fitting the compute factor to them must give back about 0.70: the round trip the
 walk-through shows, not evidence of accuracy.
