@@ -220,12 +220,16 @@ void check_stage_split(const Scenario& s, const KnownLayout& known) {
                              "must have one entry per pipeline stage (pp = " + int_text(*k.pp) + ")");
         std::int64_t sum = 0;
         for (std::size_t i = 0; i < split.size(); ++i) {
-            sum += split[i];
+            // Checked entry by entry, so that the sum of absurd entries cannot overflow.
+            if (split[i] > layers)
+                throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(split[i]),
+                                 "exceeds the model's layers (" + int_text(layers) + ")");
             const std::int64_t least = fewest_stage_layers(k.vp.value_or(1), i, split.size());
             if (split[i] < least)
                 throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(split[i]),
                                  "this stage needs at least " + int_text(least) + " layers: one per chunk (vp = " +
                                      int_text(k.vp.value_or(1)) + "), less the chunk that holds only the embedding or the loss");
+            sum += split[i];
         }
         if (sum != layers)
             throw InputError("/layout/stage_layers", "sum " + int_text(sum),
