@@ -102,8 +102,9 @@ TEST_CASE("sweeps and sizes cannot overflow") {
 
     const std::string scenario = source_path("scenarios/llama3-8b-h100.json");
     refused_for_work("plan " + scenario + " --gpus 1..9223372036854775807", "--gpus");
-    refused("plan " + scenario + " --global-batch 4611686018427387905..9223372036854775807", {"global_batch", "4611686018427387905"});
+    refused("plan " + scenario + " --global-batch 4611686018427387905..9223372036854775807", {"--global-batch", "4611686018427387905"});
     refused("plan " + scenario + " --global-batch 4611686018427387905..9223372036854775807 --gpus 8..16777216", {"--gpus"});
+    refused_for_work("plan " + scenario + " --global-batch 4611686018427387904", "--global-batch");
     refused("check " + scenario_with("stage-overflow.json",
                                      nlohmann::json::parse(R"({"layout": {"tp": 2, "pp": 2, "dp": 16,
                                         "stage_layers": [9223372036854775807, 9223372036854775807]}})")),

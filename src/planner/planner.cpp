@@ -52,6 +52,7 @@ std::vector<Variant> make_variants(const Scenario& base, const PlanOptions& o,
             v.scenario = base;
             v.scenario.cluster.gpus = g;
             v.scenario.training.global_batch = b;
+            if (!o.global_batches.empty()) v.scenario.global_batch_path = "--global-batch";  // errors name the flag
             v.evaluator = factory(v.scenario);
             out.push_back(std::move(v));
         }
