@@ -245,3 +245,17 @@ TEST_CASE("a work limit names the amount, the limit and the flag, and --work-lim
     refused_for_work("check " + big, "/cluster/gpus");
     CHECK(run_sextant("check " + big + " --work-limit 2").code == 0);
 }
+
+TEST_CASE("numbers a double holds but no run can are refused where they are written, not overflowed") {
+    // 1e308 s of stall never ended (a hang), 1e308 h of repair and of maintenance gap were internal
+    // errors (exit 1), 1e308 GiB of CUDA context made the peak infinite.
+    for (const auto& [patch, where] : {std::pair{R"({"reliability": {"checkpoint": {"stall_s": 1e308}}})", "/reliability/checkpoint/stall_s"},
+                                       std::pair{R"({"reliability": {"checkpoint": {"write_s": 1e308}}})", "/reliability/checkpoint/write_s"},
+                                       std::pair{R"({"reliability": {"restart": {"replacement_h": 1e308}}})", "/reliability/restart/replacement_h"},
+                                       std::pair{R"({"reliability": {"maintenance": {"interval_h": 1e308}}})", "/reliability/maintenance/interval_h"},
+                                       std::pair{R"({"memory": {"context_gib": 1e308}})", "/memory/context_gib"}}) {
+        const std::string file = scenario_with("huge-number.json", nlohmann::json::parse(patch));
+        refused("check " + file, {where});
+        refused("whatif async " + file + " --trials 10", {where});
+    }
+}

@@ -39,8 +39,9 @@ constexpr std::string_view kIgnoredKeys[] = {"id", "source", "source_location", 
                                              "tolerance", "notes"};
 
 constexpr FieldDef kMemoryFields[] = {
+    // Bounded by 1 TiB, beyond any GPU's memory (B300: 288 GB): 1e308 made the peak infinite.
     {"context_gib", FieldType::Number, "CUDA context, library workspaces and NCCL buffers", "GiB",
-     "1.5", 0},
+     "1.5", 0, 1024},
     {"fragmentation", FieldType::Number, "allocator fragmentation, fraction of tensor bytes", "",
      "0.05", 0, 1},
     {"safety_margin", FieldType::Number,
