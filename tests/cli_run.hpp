@@ -12,9 +12,8 @@ struct Output {
     std::string out;  // stdout, and stderr too unless `stderr_too` is false
 };
 
-// `args` after the binary, as a shell would split them.
-inline Output run_sextant(const std::string& args, bool stderr_too = true) {
-    const std::string cmd = std::string(SEXTANT_BINARY) + " " + args + (stderr_too ? " 2>&1" : " 2>/dev/null");
+// A shell command line, its stdout (redirect stderr in `cmd` to see it) and exit code.
+inline Output run_shell(const std::string& cmd) {
     Output o;
     FILE* pipe = popen(cmd.c_str(), "r");
     if (!pipe) return o;
@@ -24,6 +23,11 @@ inline Output run_sextant(const std::string& args, bool stderr_too = true) {
     const int status = pclose(pipe);
     o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return o;
+}
+
+// `args` after the binary, as a shell would split them.
+inline Output run_sextant(const std::string& args, bool stderr_too = true) {
+    return run_shell(std::string(SEXTANT_BINARY) + " " + args + (stderr_too ? " 2>&1" : " 2>/dev/null"));
 }
 
 inline std::string source_path(const std::string& relative) { return std::string(SEXTANT_SOURCE_DIR) + "/" + relative; }

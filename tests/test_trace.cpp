@@ -62,6 +62,8 @@ std::int64_t ns_of(const json& v) { return static_cast<std::int64_t>(std::llroun
 void check_trace(const Simulation& sim, std::int64_t expected_flows) {
     const std::string text = chrome_trace(sim, "test");
     REQUIRE(json::accept(text));
+    // The work limit prices a trace before the step is simulated: its estimate must bound it.
+    CHECK(static_cast<double>(text.size()) <= estimated_trace_bytes(static_cast<double>(sim.engine.tasks().size())));
     const json doc = json::parse(text);
     const json& events = doc["traceEvents"];
     // Times in the step: the trace's timestamps less its origin (a power of two of microseconds
@@ -196,7 +198,9 @@ void check_trace(const Simulation& sim, std::int64_t expected_flows) {
 TEST_CASE("trace: interleaved 1F1B with overlapped sends") {
     const Scenario s = pipeline(4, 8, 2, "megatron-core-2024");
     const StepContext ctx(s);
-    const Simulation sim = simulate(ctx, resolve_layout(s, s.layout));
+    const Layout l = resolve_layout(s, s.layout);
+    const Simulation sim = simulate(ctx, l);
+    CHECK(estimated_tasks(l, l.microbatches(s.training.global_batch)) >= static_cast<double>(sim.engine.tasks().size()));
     // One flow per send: every forward but the last chunk's on the last stage, every backward but
     // the first chunk's on the first stage.
     check_trace(sim, 2 * 8 * (4 * 2 - 1));
@@ -219,4 +223,6 @@ TEST_CASE("trace: a preset scenario (Llama 3 405B, pp 16, vp 4) keeps every inva
     const Simulation sim = simulate(ctx, l);
     const std::int64_t m = l.microbatches(s.training.global_batch);
     check_trace(sim, 2 * m * (l.pp * l.vp - 1));
+    // The work limit's task estimate bounds the tasks the simulation made.
+    CHECK(estimated_tasks(l, m) >= static_cast<double>(sim.engine.tasks().size()));
 }

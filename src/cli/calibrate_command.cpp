@@ -1,6 +1,5 @@
 // `sextant calibrate fit`: fit a calibration profile's factors to step times measured on a live
 // cluster, from published-runs/1 files or from Megatron-LM / torchtitan logs.
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,10 +9,12 @@
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/output_file.hpp"
 #include "fit/job_logs.hpp"
 #include "fit/profile_fit.hpp"
 #include "core/table.hpp"
+#include "reliability/scenario_parts.hpp"
 #include "spec/presets.hpp"
 
 namespace sextant::cli {
@@ -26,6 +27,7 @@ struct FitArgs {
     std::string gpu, framework, out;
     std::string calibration;  // the profile every job runs with, instead of each scenario's
     bool json = false;
+    bool force = false;
 };
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -46,13 +48,9 @@ FitJob job_from_log(const std::string& spec) {
         throw InputError("--job", "\"" + spec + "\"", "log format must be megatron or torchtitan");
     FitJob j;
     j.id = parts[1];
-    j.scenario = load_scenario(parts[0]);
+    j.scenario = load_checked_scenario(parts[0]);
     j.layout = resolve_layout(j.scenario, j.scenario.layout);
-    std::ifstream in(parts[1]);
-    if (!in) throw InputError("--job", "\"" + parts[1] + "\"", "log file not found or not readable");
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto steps = parse_step_times(text.str(), format == "megatron" ? LogFormat::Megatron : LogFormat::Torchtitan,
+    const auto steps = parse_step_times(read_input_file(parts[1], "--job"), format == "megatron" ? LogFormat::Megatron : LogFormat::Torchtitan,
                                         j.scenario.training.tokens_per_step(), static_cast<double>(j.scenario.cluster.gpus));
     j.measured_step_time_s = steady_step_time(steps, parts[1]);
     return j;
@@ -66,8 +64,7 @@ nlohmann::ordered_json base_profile(const FitJob& job) {
         return nlohmann::ordered_json::parse(resolve_part(s.extensions.at("calibration"), "calibration", s.base_dir, "/calibration").dump());
     const std::string& gpu = s.cluster.gpu.name;
     load_preset("calibration", gpu, "--out");  // names the closest presets when there is none
-    std::ifstream preset(data_dir() / "calibration" / (gpu + ".json"));
-    return nlohmann::ordered_json::parse(preset);
+    return nlohmann::ordered_json::parse(read_input_file(data_dir() / "calibration" / (gpu + ".json"), "--out"));
 }
 
 void write_profile(const FitArgs& a, const std::vector<FitJob>& jobs, const ProfileFit& fit) {
@@ -110,6 +107,7 @@ void write_profile(const FitArgs& a, const std::vector<FitJob>& jobs, const Prof
 }
 
 void run(const FitArgs& a) {
+    if (!a.out.empty()) refuse_existing_unless_forced(a.out, "--out", a.force);
     std::vector<FitJob> jobs;
     if (!a.runs.empty())
         for (auto& j : jobs_from_published_runs(a.runs))
@@ -160,6 +158,7 @@ void add_calibrate_command(CLI::App& app) {
     fit->add_option("--framework", args.framework, "only jobs of this framework generation");
     fit->add_option("--calibration", args.calibration, "the profile the jobs ran on, instead of each scenario's (calibration/ preset or file)");
     fit->add_option("--out", args.out, "write the fitted profile here");
+    fit->add_flag("--force", args.force, "replace --out when it exists");
     fit->add_flag("--json", args.json, "one JSON document");
     fit->callback([] { run(args); });
     add_calibrate_import_command(*calibrate);

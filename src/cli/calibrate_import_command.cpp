@@ -3,7 +3,6 @@
 // one (everything else stays published, and says so).
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,6 +14,7 @@
 #include "cli/profile_report.hpp"
 #include "collective/measured_collectives.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/output_file.hpp"
 #include "profile/collective_sweeps.hpp"
 #include "profile/nccl_tests_log.hpp"
@@ -38,16 +38,6 @@ std::string utc(std::time_t t) {
     char text[32];
     std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return text;
-}
-
-std::string read_log(const std::string& file) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file, "", "is not a log file (missing, or a directory)");
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(file, "", "log file not readable");
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
 }
 
 // The log's modification time: when it was written, which for a log is when the run ended.
@@ -92,11 +82,9 @@ std::string join(const std::vector<std::string>& items, const char* sep = ", ") 
 }
 
 void run(const ImportArgs& a) {
-    std::error_code ec;
-    if (!a.force && std::filesystem::exists(a.out, ec))
-        throw InputError("--out", "\"" + a.out + "\"", "exists; pass --force to replace it");
+    refuse_existing_unless_forced(a.out, "--out", a.force);
     std::vector<LogRuns> logs;
-    for (const std::string& file : a.logs) logs.push_back({file, parse_nccl_tests_log(read_log(file), file)});
+    for (const std::string& file : a.logs) logs.push_back({file, parse_nccl_tests_log(read_input_file(file, file), file)});
     const std::string gpu = gpu_type(a, logs);
     const GpuSpec spec = load_gpu(gpu, "--gpu");
     load_preset("calibration", gpu, "--gpu");  // the published profile this one starts from

@@ -1,5 +1,6 @@
 // `sextant collective`: an nccl-tests sweep of one collective on a cluster preset, predicted, printed
 // as nccl-tests prints its own.
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -9,7 +10,9 @@
 #include "cli/version.hpp"
 #include "collective/network_model.hpp"
 #include "core/error.hpp"
+#include "core/flag_values.hpp"
 #include "core/output_file.hpp"
+#include "core/work_limits.hpp"
 #include "profile/profile.hpp"
 #include "report/html_report.hpp"
 #include "report/nccl_tests.hpp"
@@ -34,24 +37,6 @@ struct CollectiveArgs {
     bool json = false;
 };
 
-double parse_size(const std::string& text, const std::string& flag) {
-    const std::string rule = "must be a size in bytes with an optional K, M or G suffix (powers of 1024), e.g. 8, 64K, 8G";
-    std::size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        throw InputError(flag, "\"" + text + "\"", rule);
-    }
-    std::string suffix = text.substr(used);
-    double scale = 1;
-    if (suffix == "K" || suffix == "k") scale = 1024.0;
-    else if (suffix == "M" || suffix == "m") scale = 1024.0 * 1024;
-    else if (suffix == "G" || suffix == "g") scale = 1024.0 * 1024 * 1024;
-    else if (!suffix.empty()) throw InputError(flag, "\"" + text + "\"", rule);
-    if (v <= 0) throw InputError(flag, "\"" + text + "\"", rule);
-    return v * scale;
-}
 
 Span parse_span(const std::string& text, std::int64_t ranks, const ClusterSpec& c) {
     if (text.empty()) return ranks <= c.nvlink_domain_gpus ? Span::Node : Span::Pod;
@@ -104,6 +89,7 @@ void run(const CollectiveArgs& a) {
     ClusterSpec cluster = parse_cluster(cluster_json, "--cluster", load_gpu);
     const CollectiveOp op = parse_op(a.op, "--op");
     if (a.ranks < 2) throw InputError("--ranks", std::to_string(a.ranks), "must be at least 2");
+    check_work(Work::ClusterGpus, static_cast<double>(a.ranks), "--ranks", std::to_string(a.ranks));
     const Span span = parse_span(a.span, a.ranks, cluster);
     GroupPlacement group;
     group.gpus = place(span, a.ranks, cluster);
@@ -121,8 +107,9 @@ void run(const CollectiveArgs& a) {
                                             "--calibration", cluster.gpu);
     NetworkModel model(cluster, profile);
     const GroupShape shape = model.analyse(group, op == CollectiveOp::AllToAll);
-    const double lo = parse_size(a.min, "--min"), hi = parse_size(a.max, "--max");
+    const double lo = parse_byte_size(a.min, "--min"), hi = parse_byte_size(a.max, "--max");
     if (hi < lo) throw InputError("--max", a.max, "must not be below --min");
+    check_work(Work::SweepPoints, std::floor(std::log2(hi / lo)) + 1, "--max", a.max);  // sizes double from --min
 
     PredictedSweep sweep = sweep_collective(model, op, shape, lo, hi);
     sweep.cluster = cluster.name;

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "model/params.hpp"
+#include "reliability/scenario_parts.hpp"
 #include "report/schema.hpp"
 #include "core/table.hpp"
 #include "spec/presets.hpp"
@@ -62,7 +63,7 @@ void print_presets(bool as_json) {
 }
 
 void print_check(const std::string& file, bool as_json) {
-    Scenario s = load_scenario(file);
+    Scenario s = load_checked_scenario(file);
     ParamCounts p = count_params(s.model);
     // The scenario is valid once loaded; its open knobs at their defaults may still not be a
     // layout that runs (sextant plan chooses them then), which check reports instead of failing.

@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "memory/memory_model.hpp"
+#include "reliability/scenario_parts.hpp"
 #include "report/report_model.hpp"
 #include "core/table.hpp"
 
@@ -48,7 +49,7 @@ void print_text(const Scenario& s, const Layout& l, const MemoryReport& r) {
 }
 
 void run(const std::string& file, bool as_json) {
-    Scenario s = load_scenario(file);
+    Scenario s = load_checked_scenario(file);
     Layout l = resolve_layout(s, s.layout);
     MemoryReport r = estimate_memory(s, l);
     if (!as_json) {

@@ -4,7 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <iostream>
 #include <string>
+
+#include "core/error.hpp"
+#include "core/table.hpp"
 
 namespace sextant::cli {
 
@@ -53,6 +57,18 @@ CLI::Validator in_range(double low, double high, const char* rule) {
 json calibration_part(const std::string& value) {
     const bool is_path = value.find('/') != std::string::npos || (value.size() > 5 && value.substr(value.size() - 5) == ".json");
     return is_path ? json(std::filesystem::absolute(value).string()) : json(value);
+}
+
+void add_require_fit_flag(CLI::App* command, bool& require_fit) {
+    command->add_flag("--require-fit", require_fit, "refuse a layout that does not fit in GPU memory instead of warning");
+}
+
+void check_fit(const MemoryReport& memory, bool require_fit) {
+    if (memory.fits()) return;
+    const std::string peak = "peak " + format_bytes(memory.peak.value()) + " per GPU (stage " + std::to_string(memory.peak_stage) +
+                             ") of " + format_bytes(memory.capacity.value());
+    if (require_fit) throw InputError("--require-fit", peak, "the layout does not fit in GPU memory (`sextant memory` shows where it goes)");
+    std::cerr << "warning: the layout does not fit in GPU memory: " << peak << "; the times below are of a run that cannot start\n";
 }
 
 }  // namespace sextant::cli

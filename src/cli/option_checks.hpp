@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "memory/memory_model.hpp"
 #include "spec/fields.hpp"
 
 namespace sextant::cli {
@@ -19,5 +20,11 @@ CLI::Validator in_range(double low, double high, const char* rule);
 // a profile file made absolute (scenario parts are read relative to the scenario's folder, a flag
 // relative to the working directory).
 json calibration_part(const std::string& value);
+
+// --require-fit: a layout that does not fit in HBM is refused instead of priced with a warning.
+void add_require_fit_flag(CLI::App* command, bool& require_fit);
+// Prices of a layout that does not fit describe no run: a warning on stderr, or with
+// --require-fit an InputError naming the peak and the capacity.
+void check_fit(const MemoryReport& memory, bool require_fit);
 
 }  // namespace sextant::cli

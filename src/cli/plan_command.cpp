@@ -11,18 +11,20 @@
 
 #include "cli/commands.hpp"
 #include "cli/mpi_session.hpp"
-#include "cli/version.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/version.hpp"
 #include "core/error.hpp"
-#include "core/suggest.hpp"
-#include "spec/runtime_profile.hpp"
-#include "spec/presets.hpp"
+#include "core/flag_values.hpp"
 #include "core/output_file.hpp"
+#include "core/suggest.hpp"
+#include "spec/presets.hpp"
+#include "spec/runtime_profile.hpp"
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
 #include "planner/step_evaluator.hpp"
 #include "reliability/duration_text.hpp"
+#include "reliability/scenario_parts.hpp"
 #include "reliability/time_to_train.hpp"
 #include "report/html_report.hpp"
 #include "report/planner_view.hpp"
@@ -48,37 +50,6 @@ struct PlanArgs {
     std::optional<double> memory_margin;  // unset: the scenario's /memory/safety_margin
 };
 
-// "1024..16384" doubles from the first to the last; "1024,1536" lists; "2048" is one value.
-std::vector<std::int64_t> parse_sweep(const std::string& text, const std::string& flag) {
-    const std::string rule = "must be N, N1,N2,... or LO..HI (doubling from LO to HI), positive integers";
-    auto number = [&](const std::string& s) {
-        std::size_t used = 0;
-        long long v = 0;
-        try {
-            v = std::stoll(s, &used);
-        } catch (const std::exception&) {
-            throw InputError(flag, "\"" + text + "\"", rule);
-        }
-        if (used != s.size() || v < 1) throw InputError(flag, "\"" + text + "\"", rule);
-        return static_cast<std::int64_t>(v);
-    };
-    std::vector<std::int64_t> out;
-    if (auto dots = text.find(".."); dots != std::string::npos) {
-        std::int64_t lo = number(text.substr(0, dots)), hi = number(text.substr(dots + 2));
-        if (hi < lo) throw InputError(flag, "\"" + text + "\"", "LO..HI needs LO <= HI");
-        for (std::int64_t v = lo; v <= hi; v *= 2) out.push_back(v);
-        return out;
-    }
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        std::size_t comma = text.find(',', start);
-        if (comma == std::string::npos) comma = text.size();
-        out.push_back(number(text.substr(start, comma - start)));
-        start = comma + 1;
-    }
-    return out;
-}
-
 PlanOptions options_from(const PlanArgs& a) {
     PlanOptions o;
     o.top = a.top;
@@ -92,8 +63,8 @@ PlanOptions options_from(const PlanArgs& a) {
     o.objective = a.objective == "mfu" ? Objective::Mfu : Objective::TokensPerSecond;
     o.framework_features = !a.any_framework;
     o.memory_margin = a.memory_margin;
-    if (!a.gpus.empty()) o.gpu_counts = parse_sweep(a.gpus, "--gpus");
-    if (!a.global_batch.empty()) o.global_batches = parse_sweep(a.global_batch, "--global-batch");
+    if (!a.gpus.empty()) o.gpu_counts = parse_count_sweep(a.gpus, "--gpus");
+    if (!a.global_batch.empty()) o.global_batches = parse_count_sweep(a.global_batch, "--global-batch");
     return o;
 }
 
@@ -340,7 +311,7 @@ void run_plan(const PlanArgs& a) {
     MpiSession mpi;
     const auto start = std::chrono::steady_clock::now();
     if (!a.emit.empty()) parse_emit_format(a.emit);
-    Scenario scenario = load_scenario(a.scenario);
+    Scenario scenario = load_checked_scenario(a.scenario);
     if (a.search_all) scenario.layout = LayoutSpec{};
     scenario.training.framework = search_framework(a, scenario);
     const bool time_to_train = a.objective == "time_to_train";

@@ -16,6 +16,7 @@
 #include "planner/step_evaluator.hpp"
 #include "reliability/interval_study.hpp"
 #include "reliability/run_setup.hpp"
+#include "reliability/scenario_parts.hpp"
 #include "report/html_report.hpp"
 #include "report/nccl_tests.hpp"
 #include "report/planner_view.hpp"
@@ -91,7 +92,7 @@ void add_collectives(ReportModel& report, const StepContext& ctx, const Layout& 
 }
 
 void run(const ReportArgs& a) {
-    const Scenario s = load_scenario(a.scenario);
+    const Scenario s = load_checked_scenario(a.scenario);
     const Layout l = resolve_layout(s, s.layout);
     const StepContext ctx(s);
     const Simulation sim = simulate(ctx, l);

@@ -9,6 +9,8 @@
 #include "cli/version.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "core/work_limits.hpp"
+#include "reliability/scenario_parts.hpp"
 #include "report/breakdown_json.hpp"
 #include "report/html_report.hpp"
 #include "report/planner_view.hpp"
@@ -25,15 +27,21 @@ struct SimulateArgs {
     std::string calibration;
     std::string html;
     bool json = false;
+    bool require_fit = false;
 };
 
 void run(const SimulateArgs& a) {
-    Scenario s = load_scenario(a.scenario);
+    Scenario s = load_checked_scenario(a.scenario);
     if (!a.calibration.empty()) s.extensions["calibration"] = calibration_part(a.calibration);
     const Layout l = resolve_layout(s, s.layout);
+    if (!a.trace.empty()) {
+        const double tasks = estimated_tasks(l, l.microbatches(s.training.global_batch));
+        check_work(Work::TraceBytes, estimated_trace_bytes(tasks), "--trace", fmt::format("\"{}\" (about {:.3g} tasks)", a.trace, tasks));
+    }
     const StepContext ctx(s);
     const Simulation sim = simulate(ctx, l);
     const StepResult& r = sim.result;
+    check_fit(r.memory, a.require_fit);
     if (!a.trace.empty()) write_output_file(a.trace, chrome_trace(sim, s.name), "--trace");
     if (!a.html.empty()) {
         ReportModel report{.title = "sextant simulate: " + s.name, .generator = version_text(), .facts = scenario_facts(s, &l)};
@@ -73,6 +81,7 @@ void add_simulate_command(CLI::App& app) {
     cmd->add_option("--trace", args.trace, "write a Chrome/Perfetto trace");
     cmd->add_option("--calibration", args.calibration, "calibration profile instead of the scenario's (calibration/ preset or file)");
     cmd->add_option("--html", args.html, "write an HTML report: memory per stage, the breakdown, the pipeline timeline");
+    add_require_fit_flag(cmd, args.require_fit);
     cmd->add_flag("--json", args.json, "one JSON document");
     cmd->callback([] { run(args); });
 }

@@ -11,10 +11,12 @@
 #include "cli/whatif_report.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "memory/memory_model.hpp"
 #include "reliability/duration_text.hpp"
 #include "reliability/interval_formulas.hpp"
 #include "reliability/interval_study.hpp"
 #include "reliability/run_setup.hpp"
+#include "reliability/scenario_parts.hpp"
 #include "report/html_report.hpp"
 #include "spec/scenario.hpp"
 
@@ -36,6 +38,7 @@ struct WhatifOptions {
     std::string values;        // the swept values of the small studies
     double train_tokens = 0;   // 0: the scenario's budget
     double days = 0;           // 0: the token budget; else this much failure-free training
+    bool require_fit = false;
 };
 
 struct Study {
@@ -64,7 +67,7 @@ ReliabilitySpec read_spec(const WhatifOptions& o, const Scenario& scenario) {
 }
 
 Study load_study(const WhatifOptions& o, bool interval_is_single) {
-    Study s{load_scenario(o.scenario), {}, 0, 0};
+    Study s{load_checked_scenario(o.scenario), {}, 0, 0};
     s.setup = make_run_setup(s.scenario, read_spec(o, s.scenario));
     if (interval_is_single && !o.interval.empty()) {
         s.setup.spec.checkpoint.interval_s = parse_duration(o.interval, "--interval");
@@ -72,6 +75,7 @@ Study load_study(const WhatifOptions& o, bool interval_is_single) {
     }
     s.trials = o.trials > 0 ? o.trials : s.setup.spec.trials;
     s.seed = o.seed >= 0 ? static_cast<std::uint64_t>(o.seed) : s.setup.spec.seed;
+    check_fit(estimate_memory(s.scenario, resolve_layout(s.scenario, s.scenario.layout)), o.require_fit);
     return s;
 }
 
@@ -211,6 +215,7 @@ void add_common(CLI::App* cmd, WhatifOptions& o) {
     cmd->add_option("--seed", o.seed, "seed (default /reliability/seed, 1)")
         ->check(at_least(0, "must be a non-negative integer"));
     cmd->add_flag("--json", o.as_json, "one JSON document");
+    add_require_fit_flag(cmd, o.require_fit);
     cmd->add_option("--csv", o.csv, "also write the curve as CSV to FILE");
     cmd->add_option("--html", o.html, "also write the study as an HTML report to FILE");
     cmd->add_option("--train-tokens", o.train_tokens, "token budget (default /reliability/train_tokens, /training/train_tokens)")

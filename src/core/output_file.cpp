@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/progress.hpp"
 
 namespace sextant {
 
@@ -28,6 +29,7 @@ fs::path temporary_beside(const fs::path& target) {
 }  // namespace
 
 void write_output_file(const std::string& path, std::string_view text, std::string_view flag) {
+    throw_if_interrupted();  // Ctrl-C during work that does not check for it: write nothing
     const fs::path target(path);
     std::error_code ec;
     if (target.filename().empty() || fs::is_directory(target, ec)) fail(flag, path, "is a directory");
@@ -51,6 +53,11 @@ void write_output_file(const std::string& path, std::string_view text, std::stri
         fs::remove(tmp, ec);
         fail(flag, path, ec.message());
     }
+}
+
+void refuse_existing_unless_forced(const std::string& path, std::string_view flag, bool force) {
+    std::error_code ec;
+    if (!force && fs::exists(path, ec)) throw InputError(std::string(flag), "\"" + path + "\"", "exists; pass --force to replace it");
 }
 
 }  // namespace sextant

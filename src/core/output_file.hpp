@@ -12,4 +12,8 @@ namespace sextant {
 // ("--trace"); the error says why the write failed.
 void write_output_file(const std::string& path, std::string_view text, std::string_view flag);
 
+// Files a person keeps (calibration profiles) are not replaced by accident: an existing `path`
+// is an InputError at `flag` unless `force` (the command's --force). Call before the work.
+void refuse_existing_unless_forced(const std::string& path, std::string_view flag, bool force);
+
 }  // namespace sextant

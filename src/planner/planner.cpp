@@ -4,6 +4,8 @@
 #include <thread>
 #include <tuple>
 
+#include "core/progress.hpp"
+#include "core/work_limits.hpp"
 #include "spec/runtime_profile.hpp"
 
 namespace sextant {
@@ -39,6 +41,10 @@ std::vector<Variant> make_variants(const Scenario& base, const PlanOptions& o,
     std::vector<std::int64_t> gpus = o.gpu_counts.empty() ? std::vector{base.cluster.gpus} : o.gpu_counts;
     std::vector<std::int64_t> batches =
         o.global_batches.empty() ? std::vector{base.training.global_batch} : o.global_batches;
+    // Each count replaces a validated one: it must pass the rules /cluster/gpus passes.
+    for (auto g : o.gpu_counts) check_gpu_count(base.cluster, g, "--gpus");
+    check_work(Work::PlanVariants, static_cast<double>(gpus.size()) * static_cast<double>(batches.size()), "--gpus x --global-batch",
+               std::to_string(gpus.size()) + " x " + std::to_string(batches.size()));
     std::vector<Variant> out;
     for (auto g : gpus) {
         for (auto b : batches) {
@@ -46,6 +52,7 @@ std::vector<Variant> make_variants(const Scenario& base, const PlanOptions& o,
             v.scenario = base;
             v.scenario.cluster.gpus = g;
             v.scenario.training.global_batch = b;
+            if (!o.global_batches.empty()) v.scenario.global_batch_path = "--global-batch";  // errors name the flag
             v.evaluator = factory(v.scenario);
             out.push_back(std::move(v));
         }
@@ -105,10 +112,12 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     const std::size_t limit = options_.simulate_top, per_variant = per_variant_kept();
     const unsigned threads = std::max(1u, std::min<unsigned>(options_.threads, static_cast<unsigned>(work.size() / 64 + 1)));
     std::vector<std::vector<ScreenedCandidate>> partial(threads);
+    Progress progress("screening layouts", static_cast<double>(work.size()));
     auto run = [&](unsigned t) {
         auto& best = partial[t];
         const std::size_t begin = work.size() * t / threads, end = work.size() * (t + 1) / threads;
         for (std::size_t w = begin; w < end; ++w) {
+            if (!progress.tick()) break;  // Ctrl-C: the threads stop, then the caller is told
             const auto [v, i] = work[w];
             const Variant& variant = variants_[v];
             const Candidate& c = candidates_[v][i];
@@ -123,6 +132,7 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run, t);
     run(0);
     for (auto& th : pool) th.join();
+    throw_if_interrupted();
 
     std::vector<ScreenedCandidate> merged;
     for (auto& p : partial) merged.insert(merged.end(), p.begin(), p.end());

@@ -28,6 +28,7 @@ IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s,
                               std::int64_t trials, std::uint64_t seed) {
     IntervalStudy s;
     const int n = std::max(points, 2);
+    check_study_work(base, trials, n + 1);  // the points and the refined optimum
     const double step = std::log(high_s / low_s) / (n - 1);
     for (int i = 0; i < n; ++i) {
         const double interval = low_s * std::exp(step * i);

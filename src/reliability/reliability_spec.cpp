@@ -3,12 +3,20 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "reliability/run_setup.hpp"
 #include "spec/presets.hpp"
 
 namespace sextant::reliability {
 
 namespace {
 constexpr double kAny = 1e300;
+// No single cost, gap or repair lasts longer than the longest run a study takes (kLongestRunDays):
+// larger values overflowed the run simulator's clock (a stall of 1e308 s never ended, a repair of
+// 1e308 h was an internal error).
+constexpr double kLongestS = kLongestRunDays * 86400.0;
+constexpr double kLongestH = kLongestRunDays * 24.0;
+// An async snapshot is a device-to-host copy: ten times NVLink-C2C's 900 GB/s bounds it.
+constexpr double kFastestSnapshotGbps = 9000;
 
 constexpr FieldDef kReliabilityFields[] = {
     {"preset", FieldType::String, "failure-rate preset in reliability/ (failures and maintenance)",
@@ -16,7 +24,7 @@ constexpr FieldDef kReliabilityFields[] = {
     {"failures", FieldType::Array, "failure processes, see /reliability/failures/*; replace the preset's"},
     {"rate_multiplier", FieldType::Number, "scales every failure rate", "", "1", 0},
     {"detection_s", FieldType::Number, "failure to job known down (RSC health checks run every 5 min)",
-     "s", "150", 0},
+     "s", "150", 0, kLongestS},
     {"restart", FieldType::Object, "rescheduling, spares, start, load; see /reliability/restart"},
     {"checkpoint", FieldType::Object, "save policy; see /reliability/checkpoint"},
     {"maintenance", FieldType::Object, "planned maintenance; see /reliability/maintenance"},
@@ -42,32 +50,32 @@ constexpr FieldDef kFailureFields[] = {
 };
 
 constexpr FieldDef kRestartFields[] = {
-    {"reschedule_s", FieldType::Number, "tear down and reschedule the job, swap in a spare", "s", "120", 0},
-    {"process_start_s", FieldType::Number, "start processes, build communicators", "s", "300", 0},
-    {"load_s", FieldType::Number, "read the checkpoint back", "s", "checkpoint size / read bandwidth", 0},
+    {"reschedule_s", FieldType::Number, "tear down and reschedule the job, swap in a spare", "s", "120", 0, kLongestS},
+    {"process_start_s", FieldType::Number, "start processes, build communicators", "s", "300", 0, kLongestS},
+    {"load_s", FieldType::Number, "read the checkpoint back", "s", "checkpoint size / read bandwidth", 0, kLongestS},
     {"hot_spares", FieldType::Integer, "spare nodes ready to join (0: wait for the repair)", "nodes", "16",
      0, 1e6},
-    {"replacement_h", FieldType::Number, "repair of a failed node until it is a spare again", "h", "24", 0},
+    {"replacement_h", FieldType::Number, "repair of a failed node until it is a spare again", "h", "24", 0, kLongestH},
     {"read_efficiency", FieldType::Number, "fraction of the storage read bandwidth a load reaches", "",
      "1.0", 0.001, 1},
 };
 
 constexpr FieldDef kCheckpointFields[] = {
-    {"interval_s", FieldType::Number, "training time between saves", "s", "3600", 1},
+    {"interval_s", FieldType::Number, "training time between saves", "s", "3600", 1, kLongestS},
     {"async", FieldType::Boolean, "write in the background after a short snapshot stall", "", "false"},
-    {"stall_s", FieldType::Number, "training blocked per save", "s", "write time (async: snapshot time)", 0},
+    {"stall_s", FieldType::Number, "training blocked per save", "s", "write time (async: snapshot time)", 0, kLongestS},
     {"write_s", FieldType::Number, "time to write one checkpoint to storage", "s",
-     "size / (write bandwidth x write_efficiency)", 0},
+     "size / (write bandwidth x write_efficiency)", 0, kLongestS},
     {"write_efficiency", FieldType::Number, "fraction of the storage write bandwidth a save reaches "
      "(Megatron 1T: 40%, Narayanan et al. 5.10)", "", "0.4", 0.001, 1},
-    {"snapshot_gbps", FieldType::Number, "device-to-host copy per GPU of an async save", "GB/s", "25", 0.001},
+    {"snapshot_gbps", FieldType::Number, "device-to-host copy per GPU of an async save", "GB/s", "25", 0.001, kFastestSnapshotGbps},
 };
 
 constexpr FieldDef kMaintenanceFields[] = {
-    {"interval_h", FieldType::Number, "time between planned maintenance stops (0: none)", "h", "0", 0},
+    {"interval_h", FieldType::Number, "time between planned maintenance stops (0: none)", "h", "0", 0, kLongestH},
     {"distribution", FieldType::String, "gaps between stops", "", "fixed", -kAny, kAny,
      "fixed|exponential"},
-    {"duration_s", FieldType::Number, "job stopped per maintenance, before the restart", "s", "600", 0},
+    {"duration_s", FieldType::Number, "job stopped per maintenance, before the restart", "s", "600", 0, kLongestS},
 };
 
 constexpr FieldDef kPresetFields[] = {

@@ -5,7 +5,11 @@
 #include <functional>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
+#include "core/progress.hpp"
+#include "core/work_limits.hpp"
 #include "reliability/rng.hpp"
 
 namespace sextant::reliability {
@@ -347,7 +351,21 @@ void check_run_model(const RunModel& m) {
         if (!(f.mean_s > 0) || !(f.shape > 0)) throw InternalError("run model: failure '" + f.cause + "' needs a positive mean gap");
 }
 
+double expected_events_per_trial(const RunModel& m) {
+    const double maintenance = m.maintenance.mean_gap_s > 0 ? 1.0 / m.maintenance.mean_gap_s : 0.0;
+    // A run lasts longer than its work by the interruptions' downtime; 2x covers goodput >= 50%,
+    // and check_progress() stops runs that stretch past 100x.
+    return 4.0 * m.work_s * (m.failure_rate() + maintenance) + 4.0;
+}
+
+void check_study_work(const RunModel& model, std::int64_t trials, std::int64_t points) {
+    const double per_trial = expected_events_per_trial(model);
+    check_work(Work::RunEvents, per_trial * static_cast<double>(trials) * static_cast<double>(points), "--trials",
+               fmt::format("{} trials x {} runs of about {:.3g} events", trials, points, per_trial));
+}
+
 RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed) {
+    check_study_work(model, trials, 1);
     RunSimulator sim(model);
     TrialResult r;
     RunSummary s;
@@ -358,7 +376,9 @@ RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64
     for (std::size_t k = 0; k < model.failures.size(); ++k) s.causes[k].cause = model.failures[k].cause;
     s.causes.back().cause = "maintenance";
     double wall = 0, wall_sq = 0, good = 0, good_sq = 0;
+    Progress progress("Monte Carlo trials", static_cast<double>(trials));
     for (std::int64_t i = 0; i < trials; ++i) {
+        progress.advance();
         sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(i)), r);
         const double g = r.work_s / r.wall_s;
         wall += r.wall_s;

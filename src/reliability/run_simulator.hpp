@@ -74,8 +74,15 @@ struct RunSummary {
     double lost_work_s() const;
 };
 
-// `trials` trials with seeds trial_seed(seed, 0..trials-1).
+// `trials` trials with seeds trial_seed(seed, 0..trials-1). Refuses work beyond the RunEvents
+// limit (check_study_work with one point) before the first trial.
 RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed);
+
+// The events one trial draws, from above: each failure and maintenance costs an interruption and
+// a restart, and the quiet cycles between them are skipped whole (a run is periodic there).
+double expected_events_per_trial(const RunModel& model);
+// Refuses `trials` x `points` runs of `model` beyond the RunEvents work limit, naming --trials.
+void check_study_work(const RunModel& model, std::int64_t trials, std::int64_t points);
 
 // Checks a model before it runs (positive work and interval, finite costs); InternalError when
 // a caller built an impossible model, since user input is checked where it is parsed.

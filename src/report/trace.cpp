@@ -173,6 +173,13 @@ void add_memory_counters(Writer& w, const Simulation& sim) {
 }
 }  // namespace
 
+double estimated_trace_bytes(double tasks) {
+    // A forward or backward slice with its args, its parts and a flow is 1.5-2.5 KB of text in the
+    // traces of scenarios/ (tests/test_trace.cpp holds this bound); 4 KB leaves room.
+    constexpr double kBytesPerTask = 4096;
+    return kBytesPerTask * tasks;
+}
+
 std::string chrome_trace(const Simulation& sim, const std::string& title) {
     const Engine& e = sim.engine;
     TimeNs makespan = 0;

@@ -24,4 +24,8 @@ namespace sextant {
 
 std::string chrome_trace(const Simulation& simulation, const std::string& title);
 
+// The bytes chrome_trace() produces for a simulation of `tasks` tasks, from above, so that a
+// trace beyond the TraceBytes work limit is refused before the step is simulated.
+double estimated_trace_bytes(double tasks);
+
 }  // namespace sextant

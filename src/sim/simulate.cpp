@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/work_limits.hpp"
+
 namespace sextant {
 
 namespace {
@@ -262,7 +264,15 @@ std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs dura
     return out;
 }
 
+double estimated_tasks(const Layout& l, std::int64_t microbatches) {
+    return d(l.pp) * d(l.vp) * (6.0 * d(microbatches) + 4.0) + 1.0;
+}
+
 Simulation simulate(const StepContext& ctx, const Layout& l) {
+    const Scenario& s = ctx.scenario();
+    const std::int64_t microbatches = l.microbatches(s.training.global_batch);
+    check_work(Work::SimTasks, estimated_tasks(l, microbatches), s.global_batch_path,
+               fmt::format("{} ({} microbatches x pp {} x vp {})", s.training.global_batch, microbatches, l.pp, l.vp));
     Simulation sim;
     const StepPlan plan = plan_step(ctx, l);
     const CommDetails comm = comm_details(ctx, l, plan);

@@ -72,6 +72,11 @@ struct TaskPart {
 };
 std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs duration);
 
+// The tasks simulate() creates for a layout, from above: per stage, chunk and microbatch a
+// forward, a backward, their two sends and up to two parameter gathers, plus per stage and chunk
+// the reductions; simulate() refuses a layout beyond the SimTasks work limit.
+double estimated_tasks(const Layout& layout, std::int64_t microbatches);
+
 struct Simulation {
     StepResult result;
     Engine engine;  // the executed tasks, for traces

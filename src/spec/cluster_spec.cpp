@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/work_limits.hpp"
 
 namespace sextant {
 
@@ -56,6 +57,12 @@ std::span<const FieldDef> cluster_fields() { return kClusterFields; }
 std::span<const FieldDef> storage_fields() { return kStorageFields; }
 std::span<const FieldDef> host_fields() { return kHostFields; }
 
+void check_gpu_count(const ClusterSpec& c, std::int64_t gpus, const std::string& path) {
+    check_work(Work::ClusterGpus, static_cast<double>(gpus), path, std::to_string(gpus));
+    if (gpus % c.gpus_per_node != 0 && gpus > c.gpus_per_node)
+        throw InputError(path, std::to_string(gpus), "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+}
+
 ClusterSpec parse_cluster_fields(const json& object, const std::string& path, GpuSpec gpu) {
     ObjectReader r(object, path, kClusterFields);
     ClusterSpec c;
@@ -67,9 +74,7 @@ ClusterSpec parse_cluster_fields(const json& object, const std::string& path, Gp
     c.nvlink_latency_us = r.number("nvlink_latency_us").value_or(0);
     c.rank_time_cv = r.number("rank_time_cv").value_or(c.rank_time_cv);
     c.source = r.string("source").value_or("");
-    if (c.gpus % c.gpus_per_node != 0 && c.gpus > c.gpus_per_node)
-        throw InputError(r.path_of("gpus"), std::to_string(c.gpus),
-                         "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+    check_gpu_count(c, c.gpus, r.path_of("gpus"));
     if (c.nvlink_domain_gpus % c.gpus_per_node != 0)
         throw InputError(r.path_of("nvlink_domain_gpus"), std::to_string(c.nvlink_domain_gpus),
                          "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");

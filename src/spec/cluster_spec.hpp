@@ -67,6 +67,9 @@ template <class GpuLoader>
 ClusterSpec parse_cluster(const json& object, const std::string& path, GpuLoader&& gpu_loader);
 
 ClusterSpec parse_cluster_fields(const json& object, const std::string& path, GpuSpec gpu);
+// The rules of a GPU count on this cluster's nodes (whole nodes, within the work limit), for the
+// file's /cluster/gpus and for every count a command puts in its place (plan --gpus).
+void check_gpu_count(const ClusterSpec& cluster, std::int64_t gpus, const std::string& path);
 std::span<const FieldDef> cluster_fields();
 std::span<const FieldDef> storage_fields();
 std::span<const FieldDef> host_fields();

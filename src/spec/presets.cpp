@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/work_limits.hpp"
 #include "core/suggest.hpp"
 
 namespace sextant {
@@ -30,17 +30,47 @@ std::vector<std::string> preset_names(std::string_view kind) {
     return names;
 }
 
-json load_json_file(const fs::path& file, const std::string& path) {
-    std::ifstream in(file);
-    if (!in) throw InputError(path, "\"" + file.string() + "\"", "file not found or not readable");
-    std::stringstream text;
-    text << in.rdbuf();
-    try {
-        return json::parse(text.str());
-    } catch (const json::parse_error& e) {
-        throw InputError(path, "\"" + file.string() + "\"",
-                         "is not valid JSON (byte " + std::to_string(e.byte) + ")");
+namespace {
+// The deepest nesting of arrays and objects in JSON text, stopping once past `limit`; brackets
+// inside strings do not count. Runs before the parser, whose recursion the depth would overflow.
+int nesting_depth(std::string_view text, int limit) {
+    int depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (const char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') in_string = true;
+        else if (c == '[' || c == '{') {
+            deepest = std::max(deepest, ++depth);
+            if (deepest > limit) return deepest;
+        } else if (c == ']' || c == '}') --depth;
     }
+    return deepest;
+}
+}  // namespace
+
+json parse_json_text(std::string_view text, const std::string& path, const std::string& shown) {
+    if (nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
+        throw InputError(path, shown, "nests arrays and objects more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+    try {
+        return json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        throw InputError(path, shown, "is not valid JSON (byte " + std::to_string(e.byte) + ")");
+    } catch (const json::out_of_range& e) {
+        // 406: a number a double cannot hold (1e400); no JSON value Sextant reads is infinite.
+        const std::string what = e.what();
+        throw InputError(path, shown, "holds a number beyond the range of a double (1.8e308): " + what.substr(what.find(']') + 2));
+    } catch (const json::exception& e) {
+        throw InputError(path, shown, "is not valid JSON: " + std::string(e.what()));
+    }
+}
+
+json load_json_file(const fs::path& file, const std::string& path) {
+    return parse_json_text(read_input_file(file, path), path, "\"" + file.string() + "\"");
 }
 
 json load_preset(std::string_view kind, const std::string& name, const std::string& path) {

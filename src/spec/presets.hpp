@@ -18,8 +18,11 @@ std::filesystem::path data_dir();
 // "scenarios"): the JSON file names without extension, sorted.
 std::vector<std::string> preset_names(std::string_view kind);
 
-// Reads a JSON file; a missing file or a syntax error is an InputError at `path`.
+// Reads a JSON file (core/input_file.hpp); a missing file or invalid JSON is an InputError at `path`.
 json load_json_file(const std::filesystem::path& file, const std::string& path);
+// Parses JSON text; a syntax error, a number no double holds (1e400) or nesting deeper than
+// kMaxJsonDepth is an InputError at `path` showing `shown` (the file's name).
+json parse_json_text(std::string_view text, const std::string& path, const std::string& shown);
 
 // Loads a preset by name; an unknown name is an InputError at `path` naming the closest presets.
 json load_preset(std::string_view kind, const std::string& name, const std::string& path);

@@ -137,7 +137,11 @@ Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& run
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path) {
     const std::string name = framework.empty() ? "megatron-core-2024" : framework;
     const json doc = resolve_inherited(load_preset("calibration/runtime", name, path), "calibration/runtime", path);
-    ObjectReader r(doc, "/calibration/runtime/" + name, kRuntimeFields);
+    return parse_runtime_profile(doc, name, "/calibration/runtime/" + name);
+}
+
+RuntimeProfile parse_runtime_profile(const json& doc, const std::string& name, const std::string& path) {
+    ObjectReader r(doc, path, kRuntimeFields);
     RuntimeProfile p;
     p.name = name;
     p.flash_attention = r.boolean("flash_attention").value_or(true);

@@ -91,6 +91,8 @@ Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& run
 
 // calibration/runtime/<framework>.json; an empty name picks "megatron-core-2024".
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
+// A runtime profile document (presets resolved) named `name`, read at JSON pointer `path`.
+RuntimeProfile parse_runtime_profile(const json& document, const std::string& name, const std::string& path);
 
 // For a framework named by someone else's data (a published run): the runtime profile of that
 // name, else of the same family (deepspeed, megatron, NeMo, torchtitan, llm-foundry) and the nearest year in the

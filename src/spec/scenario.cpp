@@ -39,8 +39,9 @@ constexpr std::string_view kIgnoredKeys[] = {"id", "source", "source_location", 
                                              "tolerance", "notes"};
 
 constexpr FieldDef kMemoryFields[] = {
+    // Bounded by 1 TiB, beyond any GPU's memory (B300: 288 GB): 1e308 made the peak infinite.
     {"context_gib", FieldType::Number, "CUDA context, library workspaces and NCCL buffers", "GiB",
-     "1.5", 0},
+     "1.5", 0, 1024},
     {"fragmentation", FieldType::Number, "allocator fragmentation, fraction of tensor bytes", "",
      "0.05", 0, 1},
     {"safety_margin", FieldType::Number,
@@ -220,12 +221,16 @@ void check_stage_split(const Scenario& s, const KnownLayout& known) {
                              "must have one entry per pipeline stage (pp = " + int_text(*k.pp) + ")");
         std::int64_t sum = 0;
         for (std::size_t i = 0; i < split.size(); ++i) {
-            sum += split[i];
+            // Checked entry by entry, so that the sum of absurd entries cannot overflow.
+            if (split[i] > layers)
+                throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(split[i]),
+                                 "exceeds the model's layers (" + int_text(layers) + ")");
             const std::int64_t least = fewest_stage_layers(k.vp.value_or(1), i, split.size());
             if (split[i] < least)
                 throw InputError("/layout/stage_layers/" + std::to_string(i), int_text(split[i]),
                                  "this stage needs at least " + int_text(least) + " layers: one per chunk (vp = " +
                                      int_text(k.vp.value_or(1)) + "), less the chunk that holds only the embedding or the loss");
+            sum += split[i];
         }
         if (sum != layers)
             throw InputError("/layout/stage_layers", "sum " + int_text(sum),
