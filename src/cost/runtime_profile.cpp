@@ -47,7 +47,8 @@ constexpr FieldDef kFeatureFields[] = {
     {"context_parallel", FieldType::Boolean, "context parallelism (ring attention over the sequence)", "", "true"},
     {"selective_recompute", FieldType::Boolean, "selective activation recomputation", "", "true"},
     {"uneven_stages", FieldType::Boolean, "pipeline stages of unequal layer counts", "", "true"},
-    {"interleaved_schedule", FieldType::Boolean, "interleaved 1F1B with virtual pipeline chunks", "", "true"},
+    {"schedules", FieldType::Array, "pipeline schedules it ships (gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe)", "",
+     "every schedule"},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU", "", "true"},
     {"activation_offload", FieldType::Boolean, "saved activations of some layers to host memory (Megatron --cpu-offloading)", "", "false"},
 };
@@ -69,7 +70,16 @@ FrameworkFeatures parse_features(const json& doc, const std::string& path) {
     f.context_parallel = r.boolean("context_parallel").value_or(true);
     f.selective_recompute = r.boolean("selective_recompute").value_or(true);
     f.uneven_stages = r.boolean("uneven_stages").value_or(true);
-    f.interleaved_schedule = r.boolean("interleaved_schedule").value_or(true);
+    if (const json* list = r.raw("schedules")) {
+        if (!list->is_array()) throw InputError(r.path_of("schedules"), value_text(*list), "must be an array of schedule names");
+        f.schedules = 0;
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            const json& v = (*list)[i];
+            const auto s = v.is_string() ? schedule_from_name(v.get<std::string>()) : std::nullopt;
+            if (!s) throw InputError(r.path_of("schedules") + "/" + std::to_string(i), value_text(v), std::string("must be one of ") + kScheduleChoices);
+            f.schedules |= schedule_bit(*s);
+        }
+    }
     f.optimizer_offload = r.boolean("optimizer_offload").value_or(true);
     f.activation_offload = r.boolean("activation_offload").value_or(false);
     return f;
@@ -116,6 +126,14 @@ std::string nearest_runtime_profile(const std::string& framework) {
         }
     }
     return best;
+}
+
+void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, const std::string& path) {
+    if (runtime.features.ships(schedule)) return;
+    std::string names;
+    for (const ScheduleDef& d : schedules())
+        if (runtime.features.ships(d.id)) names += (names.empty() ? "" : ", ") + std::string(d.name);
+    throw InputError(path, "\"" + schedule_name(schedule) + "\"", runtime.name + " does not ship this pipeline schedule (it ships " + names + ")");
 }
 
 Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule/schedule.hpp"
 #include "spec/fields.hpp"
 #include "spec/hardware_spec.hpp"
 #include "spec/training_spec.hpp"
@@ -31,7 +32,10 @@ struct FrameworkFeatures {
     bool context_parallel = true;
     bool selective_recompute = true;
     bool uneven_stages = true;  // first/last stages with fewer layers; pp need not divide the layers
-    bool interleaved_schedule = true;  // virtual pipeline chunks (vp > 1)
+    // The pipeline schedules it ships (src/schedule/), as bits; a scenario naming another is
+    // refused. Every one where nothing is said (plan --any-framework).
+    std::uint32_t schedules = kEverySchedule;
+    bool ships(Schedule s) const { return (schedules & schedule_bit(s)) != 0; }
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
     bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
 };
@@ -63,6 +67,9 @@ struct RuntimeProfile {
 
 // The dtype gradients are kept and reduced in: the scenario's optimizer setting, else the framework's.
 Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime);
+
+// Refuses a schedule the framework does not ship, naming `path` (exit 2).
+void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, const std::string& path);
 
 // calibration/runtime/<framework>.json; an empty name picks "megatron-core-2024".
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);

@@ -139,18 +139,9 @@ double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeT
 }
 
 double microbatches_in_flight(const Layout& l, std::int64_t stage, std::int64_t microbatches) {
-    const double m = d(microbatches);
-    switch (l.schedule) {
-        case Schedule::GPipe: return m;
-        case Schedule::OneFOneB: return std::min(m, d(l.pp - stage));
-        case Schedule::Interleaved: {
-            // Megatron's interleaved warm-up: 2(pp - stage - 1) + (vp - 1) pp chunks, plus the
-            // one in its first forward; each chunk is 1/vp of the stage's layers.
-            const double chunks = 2.0 * d(l.pp - stage - 1) + d(l.vp - 1) * d(l.pp) + 1.0;
-            return std::min(chunks, m * d(l.vp)) / d(l.vp);
-        }
-    }
-    return m;
+    PipelineShape shape = l.pipeline(0);
+    shape.microbatches = microbatches;
+    return l.schedule_def().in_flight(shape, stage);
 }
 
 }  // namespace sextant

@@ -40,8 +40,7 @@ double layer_working_set_bytes(const Scenario& scenario, const Layout& layout, c
                                std::int64_t layer);
 
 // Layer-microbatches a stage holds at its peak, counted in units of "all of this stage's layers
-// for one microbatch": GPipe keeps every microbatch; 1F1B keeps pp - stage; interleaved 1F1B keeps
-// its warm-up chunks, (1 + (pp-1)/(pp*vp)) x pp on the first stage.
+// for one microbatch": the schedule's own count (src/schedule/).
 double microbatches_in_flight(const Layout& layout, std::int64_t stage, std::int64_t microbatches);
 
 }  // namespace sextant

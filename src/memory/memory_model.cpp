@@ -37,7 +37,7 @@ double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& 
                        const std::pair<std::int64_t, std::int64_t>& layers) {
     const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
     double largest = 0;
-    if (stage == l.pp - 1) {
+    if (stage_holds_output(l, stage)) {
         // Logits of the vocab-parallel output layer in fp32 for the loss, and their gradient.
         largest = std::max(largest, 2.0 * 4.0 * tokens * d(s.model.vocab) / d(l.tp));
     }
