@@ -193,6 +193,14 @@ TEST_CASE("interleaved warm-up depth: a shallower warm-up holds fewer microbatch
     CHECK(shallow.memory.stages[0].activations.value() < deep.memory.stages[0].activations.value());
     CHECK(pipeline_time(shallow) >= pipeline_time(deep) * 0.999);
     CHECK(pipeline_time(shallow) < pipeline_time(deep) * 1.05);
+    // A runtime that tunes it (least_pp_warmup) takes the least where the layout says nothing.
+    s.layout.pp_warmup.reset();
+    l = resolve_layout(s, s.layout);
+    RuntimeTraits tuned;
+    tuned.least_pp_warmup = true;
+    CHECK(pipeline_shape(l, 16, tuned).warmup == 7);
+    CHECK(microbatches_in_flight(l, 0, 16, tuned) == doctest::Approx(4.0));
+    CHECK(microbatches_in_flight(l, 0, 16) == doctest::Approx(5.5));
 }
 
 TEST_CASE("a compute-only step takes its FLOPs over the achieved throughput") {

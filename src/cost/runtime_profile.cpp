@@ -33,6 +33,8 @@ constexpr FieldDef kRuntimeFields[] = {
      "MoE dispatch sends a token once per remote node its experts are on (DeepEP, HybridEP) instead of once per expert (NCCL all-to-all)",
      "", "false"},
     {"fused_cross_entropy", FieldType::Boolean, "vocab-parallel cross entropy fused into one kernel (--cross-entropy-loss-fusion, TE's)", "", "false"},
+    {"least_pp_warmup", FieldType::Boolean,
+     "interleaved warm-up at its least, (vp-1) pp + pp - 1 chunks, where the layout leaves pp_warmup open (Llama 3's tunable schedule)", "", "false"},
     {"fp8_delayed_scaling", FieldType::Boolean,
      "per-tensor FP8 takes its scales from the amax history (delayed scaling) rather than a fresh amax pass (current scaling)", "", "false"},
     {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "", "true"},
@@ -164,6 +166,7 @@ RuntimeProfile load_runtime_profile(const std::string& framework, const std::str
     p.fp8_delayed_scaling = r.boolean("fp8_delayed_scaling").value_or(false);
     p.moe_node_dedup = r.boolean("moe_node_dedup").value_or(false);
     p.fused_cross_entropy = r.boolean("fused_cross_entropy").value_or(false);
+    p.least_pp_warmup = r.boolean("least_pp_warmup").value_or(false);
     p.grad_dtype = parse_precision(r.string("grad_dtype").value_or("fp32"));
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.source = r.string("source").value_or("");

@@ -60,6 +60,10 @@ struct RuntimeProfile {
     // token once to each remote node its experts sit on and forward it over NVLink there.
     bool moe_node_dedup = false;
     bool fused_cross_entropy = false;    // the loss in one fused kernel (TE / Megatron cross-entropy fusion)
+    // Where a layout leaves layout.pp_warmup open, the interleaved schedule warms up the least,
+    // (vp-1) pp + pp - 1 chunks (1F1B's memory), not Megatron's 2(pp-1) + (vp-1) pp: Llama 3's
+    // schedule tunes it (Dubey et al. 2024, section 3.3.2).
+    bool least_pp_warmup = false;
     Precision grad_dtype = Precision::Fp32;  // Megatron-LM forces fp32 gradients for bf16 training
     FrameworkFeatures features;
     std::string source;

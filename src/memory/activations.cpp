@@ -99,6 +99,7 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     t.flash_attention = runtime.flash_attention;
     t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention;
     t.zero3_reshard_with_pp = runtime.zero3_reshard_with_pp;
+    t.least_pp_warmup = runtime.least_pp_warmup;
     t.grad_dtype = gradient_dtype(s.training, runtime);
     // Transformer Engine saves a quantised recipe's GEMM inputs for the weight gradient in the
     // low-precision format (with its scales), not in 16 bits.
@@ -138,10 +139,14 @@ double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeT
     return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded}, l, tokens);
 }
 
-double microbatches_in_flight(const Layout& l, std::int64_t stage, std::int64_t microbatches) {
-    PipelineShape shape = l.pipeline(0);
-    shape.microbatches = microbatches;
-    return l.schedule_def().in_flight(shape, stage);
+PipelineShape pipeline_shape(const Layout& l, std::int64_t microbatches, const RuntimeTraits& t) {
+    PipelineShape shape{l.pp, l.vp, microbatches, l.pp_warmup};
+    if (shape.warmup == 0 && t.least_pp_warmup && l.schedule == Schedule::Interleaved) shape.warmup = (l.vp - 1) * l.pp + l.pp - 1;
+    return shape;
+}
+
+double microbatches_in_flight(const Layout& l, std::int64_t stage, std::int64_t microbatches, const RuntimeTraits& traits) {
+    return l.schedule_def().in_flight(pipeline_shape(l, microbatches, traits), stage);
 }
 
 }  // namespace sextant

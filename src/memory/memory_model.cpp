@@ -90,7 +90,7 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
             const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
             per_microbatch += tokens * d(s.model.hidden) / (l.sequence_parallel ? d(l.tp) : 1.0);
         }
-        m.activations = Bytes(per_microbatch * microbatches_in_flight(l, stage, microbatches) + offload_buffer);
+        m.activations = Bytes(per_microbatch * microbatches_in_flight(l, stage, microbatches, traits) + offload_buffer);
         m.buffers = Bytes(temporary_bytes(s, l, traits, stage, range));
         m.context = Bytes(s.memory.context_gib * kGiB);
         const Bytes tensors = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;

@@ -44,7 +44,7 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
         optimizer = std::max(optimizer, sp.optimizer);
         if (!plan.gather_overlap) gather = std::max(gather, sp.param_gather);
     }
-    const double pipeline = l.schedule_def().pipeline(l.pipeline(ctx.scenario().training.global_batch), times);
+    const double pipeline = l.schedule_def().pipeline(plan.shape, times);
     // The fill carries pp - 1 forward transfers and the drain pp - 1 backward ones.
     const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
 

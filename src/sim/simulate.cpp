@@ -52,7 +52,7 @@ public:
           comm_(comm),
           sim_(sim),
           def_(l.schedule_def()),
-          shape_{l.pp, l.vp, plan.microbatches, l.pp_warmup},
+          shape_(plan.shape),
           chunks_(schedule_chunks(def_, l.vp)) {}
 
     void build() {

@@ -83,7 +83,7 @@ double pair_overlap(const ChunkPlan& f, const ChunkPlan& b) {
 
 std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& l) {
     const ScheduleDef& def = l.schedule_def();
-    const PipelineShape shape{l.pp, l.vp, plan.microbatches, l.pp_warmup};
+    const PipelineShape& shape = plan.shape;
     std::vector<StageTimes> out;
     for (const StagePlan& sp : plan.stages) {
         StageTimes t;
@@ -113,6 +113,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     const LayoutGroups& groups = ctx.groups(l);
     StepPlan plan;
     plan.microbatches = l.microbatches(s.training.global_batch);
+    plan.shape = pipeline_shape(l, plan.microbatches, ctx.traits());
     plan.step_overhead = ctx.runtime().step_overhead_s;
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;

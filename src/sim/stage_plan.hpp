@@ -41,6 +41,7 @@ struct StagePlan {
 struct StepPlan {
     std::vector<StagePlan> stages;
     std::int64_t microbatches = 0;
+    PipelineShape shape;  // the schedule's: pp, vp, microbatches, warm-up depth
     double step_overhead = 0;
     bool dp_overlap = true;
     bool gather_overlap = true;

@@ -70,7 +70,6 @@ struct Layout {
     std::int64_t microbatches(std::int64_t global_batch) const {
         return global_batch / (dp * microbatch);
     }
-    PipelineShape pipeline(std::int64_t global_batch) const { return {pp, vp, microbatches(global_batch), pp_warmup}; }
     const ScheduleDef& schedule_def() const { return sextant::schedule_def(schedule); }
 };
 
