@@ -444,3 +444,44 @@ TEST_CASE("layouts that leave less than the memory margin free are not offered")
     for (const Plan& p : offered) CHECK(p.simulated.peak_memory_bytes <= 0.9 * p.simulated.capacity_bytes);
     CHECK(safe.fitting_objectives().size() < all.fitting_objectives().size());
 }
+
+TEST_CASE("the planner searches the pipeline schedules the framework ships, and exports name them where it has them") {
+    Scenario s = preset_scenario("llama3-70b-h100");
+    LayoutSpec fixed;
+    fixed.tp = 8;
+    fixed.pp = 4;
+    const auto searched = [&](const SearchOptions& o) {
+        std::set<Schedule> out;
+        for (const auto& c : enumerate_candidates(s, fixed, o)) {
+            out.insert(c.schedule);
+            if (c.schedule == Schedule::ZeroBubbleV) CHECK(c.vp == 2);
+            if (c.schedule == Schedule::DualPipe || c.schedule == Schedule::ZeroBubbleH1) CHECK(c.vp == 1);
+        }
+        return out;
+    };
+    SearchOptions o;
+    o.framework = load_runtime_profile("torchtitan-2024", "").features;
+    CHECK(searched(o) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved});
+    o.framework = load_runtime_profile("torchtitan-2025", "").features;
+    CHECK(searched(o) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubbleV});
+    // Any framework: every schedule but GPipe (1F1B's time, all microbatches held).
+    CHECK(searched(SearchOptions{}) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubbleH1,
+                                                          Schedule::ZeroBubbleV, Schedule::DualPipe});
+    o.search_schedule = false;  // validate: a run that names none ran the framework's default
+    CHECK(searched(o) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved});
+
+    Candidate c;
+    c.tp = 8;
+    c.pp = 4;
+    c.vp = 2;
+    c.schedule = Schedule::ZeroBubbleV;
+    const Layout v = to_layout(s, fixed, c);
+    CHECK_NOTHROW(validate_layout(s, v));
+    CHECK(emit_plan(EmitFormat::Torchtitan, s, v).text.find("ZBVZeroBubble") != std::string::npos);
+    const Emitted m = emit_plan(EmitFormat::Megatron, s, v);
+    CHECK(std::any_of(m.notes.begin(), m.notes.end(), [](const std::string& n) { return n.find("Megatron-Core ships no zb-v") != std::string::npos; }));
+    c.vp = 1;
+    c.schedule = Schedule::DualPipe;
+    const Emitted t = emit_plan(EmitFormat::Torchtitan, s, to_layout(s, fixed, c));
+    CHECK(std::any_of(t.notes.begin(), t.notes.end(), [](const std::string& n) { return n.find("torchtitan ships no dualpipe") != std::string::npos; }));
+}

@@ -13,6 +13,7 @@
 #include "spec/presets.hpp"
 #include "planner/search_space.hpp"
 #include "spec/scenario.hpp"
+#include "sim/step_context.hpp"
 
 using namespace sextant;
 
@@ -155,6 +156,54 @@ TEST_CASE("rule: interleaving needs pp >= 2 and the interleaved schedule") {
     d["layout"]["vp"] = 2;
     d["layout"]["schedule"] = "1f1b";
     expect(d, "/layout/vp", "needs the interleaved schedule");
+}
+
+TEST_CASE("rule: each schedule's own shape (src/schedule/): ZB-V at vp 2, DualPipe on an even pp, a tuned warm-up only when interleaved") {
+    json d = base();  // pp 2, global batch 64 over dp 4: 16 microbatches
+    d["layout"]["schedule"] = "zb-v";
+    d["layout"]["vp"] = 3;
+    expect(d, "/layout/vp", "exactly 2 chunks per stage");
+    d["layout"]["vp"] = 2;
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));
+    d = base();
+    d["layout"] = {{"tp", 8}, {"pp", 3}, {"dp", 2}, {"schedule", "dualpipe"}};
+    d["cluster"]["gpus"] = 48;
+    expect(d, "/layout/pp", "pp must be even");
+    d = base();
+    d["layout"]["schedule"] = "dualpipe";
+    d["layout"]["microbatch"] = 1;
+    d["global_batch"] = 12;  // 3 microbatches per replica: fewer than 2 pp, and odd
+    expect(d, "/global_batch", "at least 2 x pp");
+    d = base();
+    d["layout"]["schedule"] = "1f1b";
+    d["layout"]["pp_warmup"] = 3;
+    expect(d, "/layout/pp_warmup", "the interleaved schedule's");
+    d = base();
+    d["layout"]["schedule"] = "interleaved";
+    d["layout"]["vp"] = 2;
+    d["layout"]["pp_warmup"] = 2;  // under (vp - 1) pp + pp - 1 = 3
+    expect(d, "/layout/pp_warmup", "must lie between");
+    d["layout"]["pp_warmup"] = 3;
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));
+    d = base();
+    d["layout"]["schedule"] = "zb-h2";
+    expect(d, "/layout/schedule", "must be one of");
+}
+
+TEST_CASE("rule: a framework runs only the schedules it ships (calibration/runtime/*.json features.schedules)") {
+    json d = base();
+    d["layout"]["schedule"] = "zb-h1";
+    d["framework"] = "megatron-core-2024";
+    const Scenario s = parse_scenario(d, data_dir());
+    try {
+        const StepContext ctx(s);
+        FAIL("expected an InputError");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/layout/schedule");
+        CHECK(std::string(e.what()).find("megatron-core-2024 does not ship this pipeline schedule") != std::string::npos);
+    }
+    d["framework"] = "megatron-zero-bubble-2024";
+    CHECK_NOTHROW(StepContext(parse_scenario(d, data_dir())));
 }
 
 TEST_CASE("rule: interleaving runs microbatches in groups of pp") {

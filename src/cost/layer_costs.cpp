@@ -65,7 +65,9 @@ public:
     void linear(PhaseCost& fwd, PhaseCost& bwd, double m, double n, double k, Producer input = Producer::Standalone,
                 Producer grad = Producer::Standalone) const {
         fwd.gemm += gemm(m, n, k);
-        bwd.gemm += gemm(m, k, n) + (frozen_ ? 0.0 : gemm(k, n, m));
+        const double weight_grad = frozen_ ? 0.0 : gemm(k, n, m);
+        bwd.gemm += gemm(m, k, n) + weight_grad;
+        bwd.weight_grad += weight_grad;
         fwd.memory += unfused(m * k * quantize_bytes(input));
         bwd.memory += unfused(m * n * quantize_bytes(grad));
     }
@@ -75,6 +77,7 @@ public:
         for (const auto& [out, in] : {std::pair{rank, k}, std::pair{n, rank}}) {
             fwd.gemm += gemm(m, out, in);
             bwd.gemm += gemm(m, in, out) + gemm(in, out, m);
+            bwd.weight_grad += gemm(in, out, m);
         }
     }
     // Norms, activations and residuals: the runtime's fusion scales the bytes they move.
@@ -166,6 +169,9 @@ void attention_core(const CostContext& ctx, const Kernels& k, const Shapes& x, c
         const double flops = 2.0 * x.T * heads * (qk_dim + v_dim) * keys;
         const auto hd = static_cast<std::int64_t>((qk_dim + v_dim) / 2);
         f.attention += k.flash(flops, ctx.scenario.training.seq_len, hd, false);
+        // The backward kernel runs 2.5x the forward's FLOPs: five GEMMs against the forward's two,
+        // the scores recomputed from Q and K rather than stored (Dao 2023, FlashAttention-2,
+        // section 4.1, which counts the backward so in its benchmarks).
         b.attention += k.flash(2.5 * flops, ctx.scenario.training.seq_len, hd, true);
         return;
     }
@@ -245,6 +251,7 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     f.gemm += local_experts * ef.gemm;
     f.memory += local_experts * ef.memory;
     b.gemm += local_experts * eb.gemm;
+    b.weight_grad += local_experts * eb.weight_grad;
     b.memory += local_experts * eb.memory;
     if (e.shared_experts > 0) {
         PhaseCost sb;
@@ -252,6 +259,7 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
         f.gemm += parts.shared.gemm;
         f.memory += parts.shared.memory;
         b.gemm += sb.gemm;
+        b.weight_grad += sb.weight_grad;
         b.memory += sb.memory;
     }
     // Permute (read and write each routed copy) and unpermute (read, weight, sum, write), 16 bits.
@@ -324,6 +332,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         f.gemm += dense_mlp.gemm;
         f.memory += dense_mlp.memory;
         b.gemm += dense_mlp_b.gemm;
+        b.weight_grad += dense_mlp_b.weight_grad;
         b.memory += dense_mlp_b.memory;
     }
     const PrecisionRecipe& recipe = ctx.scenario.training.precision;

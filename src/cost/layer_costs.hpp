@@ -21,6 +21,9 @@ struct PhaseCost {
     double ep = 0;         // expert-parallel all-to-all, before overlap
     double zero3 = 0;      // ZeRO-3 parameter gather (and gradient reduce-scatter), before prefetch
     double zero3_waited = 0;  // the part of zero3 no prefetch can hide (gathered while the device waits)
+    // Of `gemm`, backward: the weight-gradient GEMMs, which zero-bubble schedules run as a pass of
+    // their own (W) after the input gradient (B).
+    double weight_grad = 0;
     double compute() const { return gemm + attention + memory; }
 };
 

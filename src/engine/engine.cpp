@@ -40,6 +40,7 @@ using Event = std::tuple<TimeNs, std::uint64_t, TaskId>;
 TimeNs Engine::run() {
     std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
     std::uint64_t sequence = 0;
+    std::uint32_t started = 0;
     std::size_t finished = 0;
     // A started task's end is known, so its dependents learn their ready time at its start:
     // that is what lets a negative delay overlap them with it.
@@ -55,6 +56,7 @@ TimeNs Engine::run() {
             if (task.start >= 0 || pending_[t] > 0) continue;
             task.start = std::max({now, ready_at_[t], stream_free_[s]});
             task.end = task.start + task.duration;
+            task.sequence = started++;
             stream_free_[s] = task.end;
             events.emplace(task.end, sequence++, t);
             for (const Edge& e : dependents_[t]) {

@@ -21,6 +21,9 @@ struct TaskRecord {
     TimeNs end = -1;
     std::uint16_t category = 0;  // caller-defined, for breakdowns and traces
     std::uint32_t label = 0;     // caller-defined, for traces
+    // The order tasks were started in: of two streams freed at the same instant, the one whose
+    // task's end was scheduled first starts its next task first (traces list tasks so).
+    std::uint32_t sequence = 0;
 };
 
 struct StreamInfo {

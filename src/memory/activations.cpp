@@ -99,6 +99,7 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     t.flash_attention = runtime.flash_attention;
     t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention;
     t.zero3_reshard_with_pp = runtime.zero3_reshard_with_pp;
+    t.least_pp_warmup = runtime.least_pp_warmup;
     t.grad_dtype = gradient_dtype(s.training, runtime);
     t.zero3 = runtime.zero3;
     // Transformer Engine saves a quantised recipe's GEMM inputs for the weight gradient in the
@@ -139,19 +140,14 @@ double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeT
     return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded}, l, tokens);
 }
 
-double microbatches_in_flight(const Layout& l, std::int64_t stage, std::int64_t microbatches) {
-    const double m = d(microbatches);
-    switch (l.schedule) {
-        case Schedule::GPipe: return m;
-        case Schedule::OneFOneB: return std::min(m, d(l.pp - stage));
-        case Schedule::Interleaved: {
-            // Megatron's interleaved warm-up: 2(pp - stage - 1) + (vp - 1) pp chunks, plus the
-            // one in its first forward; each chunk is 1/vp of the stage's layers.
-            const double chunks = 2.0 * d(l.pp - stage - 1) + d(l.vp - 1) * d(l.pp) + 1.0;
-            return std::min(chunks, m * d(l.vp)) / d(l.vp);
-        }
-    }
-    return m;
+PipelineShape pipeline_shape(const Layout& l, std::int64_t microbatches, const RuntimeTraits& t) {
+    PipelineShape shape{l.pp, l.vp, microbatches, l.pp_warmup};
+    if (shape.warmup == 0 && t.least_pp_warmup && l.schedule == Schedule::Interleaved) shape.warmup = (l.vp - 1) * l.pp + l.pp - 1;
+    return shape;
+}
+
+double microbatches_in_flight(const Layout& l, std::int64_t stage, std::int64_t microbatches, const RuntimeTraits& traits) {
+    return l.schedule_def().in_flight(pipeline_shape(l, microbatches, traits), stage);
 }
 
 }  // namespace sextant

@@ -16,6 +16,7 @@ struct RuntimeTraits {
     Precision grad_dtype = Precision::Fp32;  // gradient buffers (gradient_dtype())
     double saved_input_bytes = 2.0;  // bytes per element of a GEMM input kept for the weight gradient
     Zero3Traits zero3;               // what ZeRO-3 keeps gathered (the runtime profile's)
+    bool least_pp_warmup = false;    // the runtime's interleaved warm-up is the least (RuntimeProfile)
 };
 
 // From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and
@@ -41,8 +42,10 @@ double layer_working_set_bytes(const Scenario& scenario, const Layout& layout, c
                                std::int64_t layer);
 
 // Layer-microbatches a stage holds at its peak, counted in units of "all of this stage's layers
-// for one microbatch": GPipe keeps every microbatch; 1F1B keeps pp - stage; interleaved 1F1B keeps
-// its warm-up chunks, (1 + (pp-1)/(pp*vp)) x pp on the first stage.
-double microbatches_in_flight(const Layout& layout, std::int64_t stage, std::int64_t microbatches);
+// for one microbatch": the schedule's own count (src/schedule/).
+double microbatches_in_flight(const Layout& layout, std::int64_t stage, std::int64_t microbatches, const RuntimeTraits& traits = {});
+// The pipeline's shape under the layout's schedule: its warm-up depth the layout's pp_warmup,
+// else the runtime's (the least an interleaved schedule runs, where the runtime tunes it).
+PipelineShape pipeline_shape(const Layout& layout, std::int64_t microbatches, const RuntimeTraits& traits);
 
 }  // namespace sextant

@@ -39,7 +39,7 @@ double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& 
                        const std::pair<std::int64_t, std::int64_t>& layers) {
     const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
     double largest = 0;
-    if (stage == l.pp - 1) {
+    if (stage_holds_output(l, stage)) {
         // Logits of the vocab-parallel output layer in fp32 for the loss, and their gradient.
         largest = std::max(largest, 2.0 * 4.0 * tokens * d(s.model.vocab) / d(l.tp));
     }
@@ -101,7 +101,7 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
             const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
             per_microbatch += tokens * d(s.model.hidden) / (l.sequence_parallel ? d(l.tp) : 1.0);
         }
-        m.activations = Bytes(per_microbatch * microbatches_in_flight(l, stage, microbatches) + offload_buffer);
+        m.activations = Bytes(per_microbatch * microbatches_in_flight(l, stage, microbatches, traits) + offload_buffer);
         m.buffers = Bytes(temporary_bytes(s, l, traits, stage, range));
         m.context = Bytes(s.memory.context_gib * kGiB);
         const Bytes tensors = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;

@@ -107,7 +107,10 @@ double adapter_params(const Scenario& s, const Layout& l, std::int64_t layers) {
     return d(layers) * lora_params_per_layer(s.model, s.training.lora.rank) / d(l.tp);
 }
 
-StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage) {
+namespace {
+// The parameters of model stage `stage`'s layers, with the embedding where the stage holds the
+// start of the model and the output layer where it holds the end.
+StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage, bool first, bool last) {
     const auto range = stage_layer_ranges(l)[static_cast<std::size_t>(stage)];
     StageParams p;
     for (std::int64_t layer = range.first; layer < range.second; ++layer) {
@@ -116,15 +119,14 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage
         p.expert += lp.expert;
     }
     const double tp = d(l.tp), h = d(m.hidden), vocab_shard = d(m.vocab) * h / tp;
-    const bool first = stage == 0, last = stage == l.pp - 1;
     if (first) {
         p.dense += vocab_shard;
         if (m.position == PositionKind::Learned) p.dense += d(m.max_positions) * h;
     }
     if (last) {
-        // With pp > 1 a tied output layer still needs the embedding on the last stage: Megatron
-        // keeps a copy there and all-reduces its gradient with the first stage.
-        if (!m.tied_embeddings || l.pp > 1) p.dense += vocab_shard;
+        // A tied output layer on another stage than the embedding still needs the embedding
+        // there: Megatron keeps a copy and all-reduces its gradient with the first stage.
+        if (!m.tied_embeddings || !first) p.dense += vocab_shard;
         p.dense += norm_params(m);
         // Each MTP module: a layer of the last layer's kind, a 2h -> h projection and norms; it
         // shares the embedding and output head already counted.
@@ -135,6 +137,36 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage
         }
     }
     return p;
+}
+
+}  // namespace
+
+// Where the schedule places the embedding and the output layer (src/schedule/): the first and last
+// stages, or the first stage for both (ZB-V); DualPipe's stages hold their mirror stage too.
+StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage) {
+    const ScheduleDef& def = l.schedule_def();
+    const std::int64_t chunks = schedule_chunks(def, l.vp);
+    if (def.placement == Placement::Dual) {
+        StageParams p;
+        for (std::int64_t c = 0; c < chunks; ++c) {
+            const std::int64_t model_stage = chunk_model_stage(def, l.pp, stage, c);
+            const StageParams q = model_stage_params(m, l, model_stage, model_stage == 0, model_stage == l.pp - 1);
+            p.dense += q.dense;
+            p.expert += q.expert;
+        }
+        return p;
+    }
+    bool first = false;
+    for (std::int64_t c = 0; c < chunks; ++c) first = first || chunk_has_embedding(def, l.pp, stage, c, chunks);
+    return model_stage_params(m, l, stage, first, stage_holds_output(l, stage));
+}
+
+bool stage_holds_output(const Layout& l, std::int64_t stage) {
+    const ScheduleDef& def = l.schedule_def();
+    const std::int64_t chunks = schedule_chunks(def, l.vp);
+    for (std::int64_t c = 0; c < chunks; ++c)
+        if (chunk_has_output(def, l.pp, stage, c, chunks)) return true;
+    return false;
 }
 
 }  // namespace sextant

@@ -19,6 +19,8 @@ struct StageParams {
 std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layout& layout);
 
 StageParams stage_params(const ModelSpec& model, const Layout& layout, std::int64_t stage);
+// Whether the stage runs the output layer and loss under the layout's schedule.
+bool stage_holds_output(const Layout& layout, std::int64_t stage);
 
 // LoRA adapters of `layers` layers on one GPU (split over TP like their projections); 0 when
 // the run pre-trains.

@@ -316,6 +316,9 @@ std::string pipeline_layout(const Scenario& s, const Layout& l) {
 
 void megatron_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
     if (l.pp == 1) return;
+    if (l.schedule != Schedule::OneFOneB && l.schedule != Schedule::Interleaved)
+        e.notes.push_back(fmt::format("Megatron-Core ships no {} schedule: the export runs {}", schedule_name(l.schedule),
+                                      l.vp > 1 ? "interleaved 1F1B" : "1F1B"));
     const auto& split = l.stage_layers;
     const std::int64_t middle = split[split.size() / 2];
     const bool even = std::all_of(split.begin(), split.end(), [&](std::int64_t n) { return n == split.front(); });
@@ -440,6 +443,20 @@ Emitted megatron(const Scenario& s, const Layout& l) {
 // ---- torchtitan ---------------------------------------------------------------------------
 
 // The modules of each pipeline chunk, in torchtitan's looped order (stage v x pp + p on rank p).
+// PyTorch's pipelining schedule classes (torch.distributed.pipelining, get_schedule_class) as
+// torchtitan's pipeline_parallel_schedule names them, for the schedules it ships; null otherwise.
+const char* torchtitan_schedule(Schedule s) {
+    switch (s) {
+        case Schedule::GPipe: return "GPipe";
+        case Schedule::OneFOneB: return "1F1B";
+        case Schedule::Interleaved: return "Interleaved1F1B";
+        case Schedule::ZeroBubbleV: return "ZBVZeroBubble";
+        case Schedule::ZeroBubbleH1:
+        case Schedule::DualPipe: return nullptr;
+    }
+    return nullptr;
+}
+
 json module_fqns(const Layout& l) {
     // Chunk v of rank p is virtual stage v x pp + p; layer ids follow the virtual stage order.
     json out = json::array();
@@ -485,8 +502,13 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     if (old && s.model.is_moe()) key(e, "parallelism", "expert_tensor_parallel_degree", l.tp);
     key(e, "parallelism", "pipeline_parallel_degree", l.pp);
     if (l.pp > 1) {
-        const char* schedule = l.schedule == Schedule::GPipe ? "GPipe" : l.schedule == Schedule::Interleaved ? "Interleaved1F1B" : "1F1B";
-        key(e, "parallelism", "pipeline_parallel_schedule", schedule);
+        if (const char* name = torchtitan_schedule(l.schedule)) {
+            key(e, "parallelism", "pipeline_parallel_schedule", name);
+        } else {
+            key(e, "parallelism", "pipeline_parallel_schedule", l.vp > 1 ? "Interleaved1F1B" : "1F1B");
+            e.notes.push_back(fmt::format("torchtitan ships no {} schedule: the export runs {}", schedule_name(l.schedule),
+                                          l.vp > 1 ? "Interleaved1F1B" : "1F1B"));
+        }
         key(e, "parallelism", "module_fqns_per_model_part", module_fqns(l));
     }
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);
@@ -584,7 +606,9 @@ Emitted deepspeed(const Scenario& s, const Layout& l) {
         e.notes.push_back(fmt::format("context parallelism {}: DeepSpeed-Ulysses (sequence_parallel_size) splits heads, not the "
                                       "sequence ring the plan assumes",
                                       l.cp));
-    if (l.vp > 1) e.notes.push_back("DeepSpeed has no interleaved pipeline schedule: the plan's vp becomes 1");
+    if (l.vp > 1 || l.schedule != Schedule::OneFOneB)
+        e.notes.push_back(fmt::format("DeepSpeed's pipeline engine runs 1F1B only: the plan's {} schedule{} becomes 1F1B", schedule_name(l.schedule),
+                                      l.vp > 1 ? " and vp" : ""));
     if (l.recompute == Recompute::Selective) e.notes.push_back("DeepSpeed checkpoints whole layers: selective recompute becomes full");
     if (l.activation_offload_layers > 0)
         e.notes.push_back(fmt::format("DeepSpeed offloads only checkpointed layer inputs (activation_checkpointing.cpu_checkpointing): "

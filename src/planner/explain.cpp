@@ -32,6 +32,7 @@ std::string layout_label(const Layout& l) {
     if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
     if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
     if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
+    if (l.schedule != (l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB)) s += " " + schedule_name(l.schedule);
     s += fmt::format(" mb{} z{}", l.microbatch, l.zero_stage);
     if (l.optimizer_offload) s += " offload";
     if (l.sequence_parallel) s += " sp";

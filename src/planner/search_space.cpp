@@ -145,9 +145,29 @@ std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::
     // Megatron takes any chunk size that divides the layers of a stage
     // (--num-layers-per-virtual-pipeline-stage), down to one layer per chunk.
     return knob(f.vp, divisors_up_to(most, std::min(fewest, o.max_vp)), [&](std::int64_t v) {
-        if (f.schedule) return (*f.schedule == Schedule::Interleaved) == (v > 1);
-        return v == 1 || (pp >= 2 && o.framework.interleaved_schedule);
+        if (f.schedule) return schedule_takes_vp(schedule_def(*f.schedule), v);
+        for (const ScheduleDef& def : schedules())
+            if (o.framework.ships(def.id) && schedule_takes_vp(def, v) && (v == 1 || pp >= 2)) return true;
+        return false;
     });
+}
+
+// The schedules to try at vp: the scenario's, else every one the framework ships that takes vp,
+// the microbatches and pp (GPipe only when fixed: it holds every microbatch for 1F1B's time).
+std::vector<Schedule> schedule_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t pp, std::int64_t vp, std::int64_t microbatches) {
+    std::vector<Schedule> out;
+    for (const ScheduleDef& def : schedules()) {
+        if (f.schedule ? *f.schedule != def.id : (!o.framework.ships(def.id) || def.id == Schedule::GPipe)) continue;
+        if (!f.schedule && !o.search_schedule && def.id != Schedule::OneFOneB && def.id != Schedule::Interleaved) continue;
+        if (f.pp_warmup && def.id != Schedule::Interleaved) continue;
+        if (!schedule_takes_vp(def, vp) || (def.groups_of_pp && microbatches % pp != 0)) continue;
+        if (def.id != Schedule::OneFOneB && def.id != Schedule::GPipe && vp == 1 && pp < 2) continue;  // nothing to pipeline
+        if (def.even_pp && pp % 2 != 0) continue;
+        if (def.placement == Placement::Dual && microbatches % 2 != 0) continue;
+        if (microbatches < def.min_microbatches_per_stage * pp) continue;
+        out.push_back(def.id);
+    }
+    return out;
 }
 
 std::vector<bool> sp_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t tp) {
@@ -215,9 +235,8 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
     const auto zero_stages = zero_values(f, o, dp * shape.cp);
     const auto orders = order_values(f, o, shape.pp, dp);
     for (auto vp : vp_values(f, split, o))
-        for (auto mb : microbatches) {
-            // Megatron's interleaved schedule runs microbatches in groups of pp.
-            if (vp > 1 && (s.training.global_batch / (dp * mb)) % shape.pp != 0) continue;
+        for (auto mb : microbatches)
+            for (Schedule schedule : schedule_values(f, o, shape.pp, vp, s.training.global_batch / (dp * mb)))
             for (auto zero : zero_stages)
                 for (bool offload : offload_values(f, o, zero))
                     for (bool sp : sp_values(f, o, shape.tp))
@@ -227,6 +246,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                                     for (auto order : orders) {
                                         Candidate c = shape;
                                         c.vp = static_cast<std::int16_t>(vp);
+                                        c.schedule = schedule;
                                         c.microbatch = static_cast<std::int16_t>(mb);
                                         c.zero_stage = static_cast<std::int8_t>(zero);
                                         c.optimizer_offload = offload;
@@ -240,7 +260,6 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                                             out.push_back(c);
                                         }
                                     }
-        }
 }
 }  // namespace
 
@@ -383,7 +402,8 @@ Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     l.recompute_modules = c.recompute_modules;
     l.activation_offload_layers = c.offload_layers;
     l.ep_a2a_overlap = c.ep_a2a_overlap;
-    l.schedule = f.schedule && l.vp == 1 ? *f.schedule : (l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
+    l.schedule = c.schedule;
+    l.pp_warmup = f.pp_warmup.value_or(0);
     l.rank_order = f.rank_order ? *f.rank_order : candidate_rank_orders()[c.rank_order];
     l.stage_layers = f.stage_layers ? *f.stage_layers
                                     : trimmed_stage_split(s.model.layers, l.pp, c.first_trim, c.last_trim);

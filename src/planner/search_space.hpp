@@ -17,6 +17,9 @@ struct SearchOptions {
     std::int64_t min_tokens_per_cp_rank = 512;  // below this, CP only adds latency
     std::int64_t max_stage_trim = 3;            // first/last stages may hold up to this many fewer layers
     bool search_rank_order = true;
+    // false: each vp runs the framework's default schedule (1F1B, or interleaved with vp > 1), as
+    // a published run that names none did; true: every schedule the framework ships.
+    bool search_schedule = true;
     FrameworkFeatures framework;  // what the framework offers; the Planner takes the scenario's
 };
 
@@ -33,6 +36,7 @@ struct Candidate {
     Recompute recompute = Recompute::None;
     std::uint8_t recompute_modules = 0;  // with selective recompute; 0 = the era's default
     std::uint8_t rank_order = 0;  // index into candidate_rank_orders()
+    Schedule schedule = Schedule::OneFOneB;
 };
 
 // The rank orders worth trying: Megatron's default (DP outside TP/CP/EP, PP outermost) and PP

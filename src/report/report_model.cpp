@@ -119,6 +119,8 @@ StepView step_view(const Simulation& sim, std::string layout_label) {
         switch (info.kind) {
             case TaskKind::Forward:
             case TaskKind::Backward:
+            case TaskKind::Weight:
+            case TaskKind::ForwardBackward:
                 for (const TaskPart& p : task_parts(info, t.start, t.duration))
                     append(slices, {p.start, p.end, kind_of_part(p.cost, info.kind == TaskKind::Forward), mb, chunk});
                 break;

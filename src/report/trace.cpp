@@ -42,6 +42,8 @@ const char* category(TaskKind k) {
         case TaskKind::Optimizer: return "optimizer";
         case TaskKind::GatherWait: return "wait";
         case TaskKind::Barrier: return "barrier";
+        case TaskKind::Weight: return "weight_grad";
+        case TaskKind::ForwardBackward: return "forward_backward";
     }
     return "task";
 }
@@ -188,13 +190,20 @@ std::string chrome_trace(const Simulation& sim, const std::string& title) {
     Writer w(clock);
     std::vector<bool> used(e.streams().size(), false);
     std::uint64_t flows = 0;
-    for (const TaskRecord& t : e.tasks()) {
+    // In the engine's start order, so that tasks starting at the same instant appear as it ran them.
+    std::vector<const TaskRecord*> started;
+    for (const TaskRecord& t : e.tasks()) started.push_back(&t);
+    std::sort(started.begin(), started.end(), [](const TaskRecord* a, const TaskRecord* b) { return a->sequence < b->sequence; });
+    for (const TaskRecord* task : started) {
+        const TaskRecord& t = *task;
         if (t.duration == 0) continue;
         const TaskInfo& info = sim.info[t.label];
         const std::uint32_t pid = e.streams()[t.stream].group;
         used[t.stream] = true;
         w.slice(category(info.kind), info.name, pid, t.stream, t.start, t.end, task_args(info));
-        if (info.kind == TaskKind::Forward || info.kind == TaskKind::Backward) add_parts(w, t, info, pid);
+        if (info.kind == TaskKind::Forward || info.kind == TaskKind::Backward || info.kind == TaskKind::Weight ||
+            info.kind == TaskKind::ForwardBackward)
+            add_parts(w, t, info, pid);
         if (info.consumer >= 0) {
             const TaskRecord& to = e.tasks()[static_cast<std::size_t>(info.consumer)];
             if (to.duration == 0) continue;

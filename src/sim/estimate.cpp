@@ -18,36 +18,33 @@ StepResult estimate(const StepContext& ctx, const Layout& l) {
     return estimate(ctx, l, estimate_memory(ctx.scenario(), l, ctx.traits()));
 }
 
-// Closed form of the schedules: with per-microbatch stage times t_s (forward + backward), 1F1B and
-// GPipe take (m - 1) max t + sum t (= (m + pp - 1) t when uniform); interleaving divides the fill
-// and drain by vp. Exposed gradient reduction is what the last microbatch's backward cannot hide,
-// exposed parameter gather what the first microbatch's forward cannot.
+// The schedule's closed form (src/schedule/) on the stages' per-microbatch times. Exposed
+// gradient reduction is what the last microbatch's backward cannot hide, exposed parameter gather
+// what the first microbatch's forward cannot.
 StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport& memory) {
     const StepPlan plan = plan_step(ctx, l);
     const double m = d(plan.microbatches);
-    double t_max = 0, t_sum = 0, dp_exposed = 0, optimizer = 0, gather = 0;
+    const std::vector<StageTimes> times = stage_times(plan, l);
+    double t_max = 0, dp_exposed = 0, optimizer = 0, gather = 0;
     std::int64_t critical = 0;
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
         const StagePlan& sp = plan.stages[s];
-        double t = 0, backward = 0, dp = 0;
+        double backward = 0, dp = 0;
         std::int64_t layers = 0;
         for (const auto& c : sp.chunks) {
-            t += c.forward + c.backward;
             backward += c.backward;
             dp += c.dp_reduce;
             layers += c.layers;
         }
-        t_sum += t;
-        if (t > t_max) {
-            t_max = t;
+        if (times[s].total() > t_max) {
+            t_max = times[s].total();
             critical = static_cast<std::int64_t>(s);
         }
         dp_exposed = std::max(dp_exposed, plan.dp_overlap ? exposed_bucketed(dp, backward, layers) : dp);
         optimizer = std::max(optimizer, sp.optimizer);
         if (!plan.gather_overlap) gather = std::max(gather, sp.param_gather);
     }
-    const double vp = d(l.vp);
-    const double pipeline = (m - 1) * t_max + t_max + (t_sum - t_max) / vp;
+    const double pipeline = l.schedule_def().pipeline(plan.shape, times);
     // The fill carries pp - 1 forward transfers and the drain pp - 1 backward ones.
     const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
 
@@ -56,9 +53,12 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
     r.critical_stage = critical;
     Breakdown& b = r.breakdown;
     const StagePlan& cs = plan.stages[static_cast<std::size_t>(critical)];
-    add_task_parts(b, cs, m);
+    add_task_parts(b, cs, l, plan.microbatches);
+    // DualPipe's pairs hide expert all-to-all the parts above count.
+    const double hidden = m * times[static_cast<std::size_t>(critical)].overlap;
+    b.ep = std::max(0.0, b.ep - hidden);
     b.pp += transfers;
-    b.bubble = pipeline - m * t_max;
+    b.bubble = pipeline - (m * t_max - hidden);
     // The first stage's wait for overlapped parameter gathers delays the whole pipeline.
     b.dp += dp_exposed + gather + plan.stages.front().param_gather_wait;
     b.optimizer = optimizer;
@@ -67,8 +67,12 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
     return r;
 }
 
-void add_task_parts(Breakdown& b, const StagePlan& stage, double m) {
-    for (const auto& c : stage.chunks)
+void add_task_parts(Breakdown& b, const StagePlan& stage, const Layout& l, std::int64_t microbatches) {
+    const ScheduleDef& def = l.schedule_def();
+    const PipelineShape shape{l.pp, l.vp, microbatches, l.pp_warmup};
+    for (std::size_t i = 0; i < stage.chunks.size(); ++i) {
+        const auto& c = stage.chunks[i];
+        const double m = d(chunk_visits(def, shape, static_cast<std::int64_t>(i)));
         for (const CostParts* parts : {&c.forward_parts, &c.backward_parts}) {
             b.compute += m * (*parts)[at(Cost::Compute)];
             b.recompute += m * (*parts)[at(Cost::Recompute)];
@@ -80,6 +84,7 @@ void add_task_parts(Breakdown& b, const StagePlan& stage, double m) {
             b.offload += m * (*parts)[at(Cost::Offload)];
             b.other += m * (*parts)[at(Cost::Overhead)];
         }
+    }
 }
 
 void finish_result(const StepContext& ctx, const Layout& l, StepResult& r) {

@@ -15,7 +15,7 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 TimeNs ns(double seconds) { return static_cast<TimeNs>(std::llround(seconds * 1e9)); }
 double sec(TimeNs t) { return static_cast<double>(t) * 1e-9; }
 
-enum Category : std::uint16_t { kForward, kBackward, kSend, kReduce, kBarrier, kOptimizer, kGather, kGatherWait };
+enum Category : std::uint16_t { kForward, kBackward, kSend, kReduce, kBarrier, kOptimizer, kGather, kGatherWait, kWeight, kPair };
 
 struct Streams {
     StreamId compute, send, dp;
@@ -49,20 +49,32 @@ CommDetails comm_details(const StepContext& ctx, const Layout& layout, const Ste
 class Builder {
 public:
     Builder(const StepPlan& plan, const Layout& l, const CommDetails& comm, Simulation& sim)
-        : plan_(plan), l_(l), comm_(comm), sim_(sim), m_(plan.microbatches) {}
+        : plan_(plan),
+          l_(l),
+          comm_(comm),
+          sim_(sim),
+          def_(l.schedule_def()),
+          shape_(plan.shape),
+          chunks_(schedule_chunks(def_, l.vp)) {}
 
     void build() {
         Engine& e = sim_.engine;
         for (std::int64_t s = 0; s < l_.pp; ++s)
             streams_.push_back({e.add_stream("compute", static_cast<std::uint32_t>(s)), e.add_stream("p2p", static_cast<std::uint32_t>(s)),
                                 e.add_stream("dp", static_cast<std::uint32_t>(s))});
+        const std::vector<StageTimes> times = stage_times(plan_, l_);
+        const auto orders = def_.order(shape_, times);
         // Compute tasks first (every stage's order), then the transfers and reductions they feed.
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             add_gather_wait(s);
-            for (const ScheduledTask& t : stage_schedule(l_, s, m_)) add_compute(s, t);
+            for (const ScheduledTask& t : orders[static_cast<std::size_t>(s)]) add_compute(s, t);
         }
         for (std::int64_t s = 0; s < l_.pp; ++s)
-            for (const ScheduledTask& t : stage_schedule(l_, s, m_)) link(s, t);
+            for (const ScheduledTask& t : orders[static_cast<std::size_t>(s)]) {
+                if (t.pass == Pass::Weight) continue;
+                link(s, t.pass == Pass::Forward, t.microbatch, t.chunk);
+                if (t.paired_microbatch >= 0) link(s, false, t.paired_microbatch, t.paired_chunk);
+            }
         add_step_end();
     }
 
@@ -77,58 +89,104 @@ private:
                                  label({.name = "wait for param gather", .kind = TaskKind::GatherWait, .stage = s}));
     }
 
+    const ChunkPlan& chunk_plan(std::int64_t s, std::int64_t chunk) const {
+        return plan_.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(chunk)];
+    }
+
+    // A backward's parts: the whole, or (split off its W) all but the weight-gradient GEMMs.
+    CostParts backward_parts(const ChunkPlan& c) const {
+        CostParts parts = c.backward_parts;
+        if (def_.split_backward) parts[static_cast<std::size_t>(Cost::Compute)] -= c.weight_grad;
+        return parts;
+    }
+
     void add_compute(std::int64_t s, const ScheduledTask& t) {
-        const ChunkPlan& c = plan_.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(t.chunk)];
-        const double seconds = t.forward ? c.forward : c.backward;
+        const ChunkPlan& c = chunk_plan(s, t.chunk);
         const auto [first_layer, last_layer] = chunk_layers(s, t.chunk);
-        const TaskId id = sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(seconds), t.forward ? kForward : kBackward,
-                                               label({.name = fmt::format("{} mb{} chunk{}", t.forward ? "F" : "B", t.microbatch, t.chunk),
-                                                      .kind = t.forward ? TaskKind::Forward : TaskKind::Backward,
-                                                      .stage = s,
-                                                      .microbatch = t.microbatch,
-                                                      .chunk = t.chunk,
-                                                      .first_layer = first_layer,
-                                                      .last_layer = last_layer,
-                                                      .parts = t.forward ? c.forward_parts : c.backward_parts}));
-        tasks_[{s, t.forward, t.microbatch, t.chunk}] = id;
-        last_compute_[s] = id;
-        if (!t.forward) last_backward_[{s, t.chunk}] = id;
-    }
-
-    // The stage and chunk that consume this task's output, if any.
-    bool next_hop(std::int64_t s, const ScheduledTask& t, std::int64_t& to_stage, std::int64_t& to_chunk) const {
-        if (t.forward) {
-            if (s + 1 < l_.pp) { to_stage = s + 1; to_chunk = t.chunk; return true; }
-            if (t.chunk + 1 < l_.vp) { to_stage = 0; to_chunk = t.chunk + 1; return true; }
-            return false;
+        TaskInfo info;
+        info.stage = s;
+        info.microbatch = t.microbatch;
+        info.chunk = t.chunk;
+        info.first_layer = first_layer;
+        info.last_layer = last_layer;
+        double seconds = 0;
+        std::uint16_t category = kForward;
+        switch (t.pass) {
+            case Pass::Forward:
+                seconds = c.forward;
+                info.name = fmt::format("F mb{} chunk{}", t.microbatch, t.chunk);
+                info.kind = TaskKind::Forward;
+                info.parts = c.forward_parts;
+                break;
+            case Pass::Backward:
+                seconds = def_.split_backward ? c.backward - c.weight_grad : c.backward;
+                info.name = fmt::format("B mb{} chunk{}", t.microbatch, t.chunk);
+                info.kind = TaskKind::Backward;
+                info.parts = backward_parts(c);
+                category = kBackward;
+                break;
+            case Pass::Weight:
+                seconds = c.weight_grad;
+                info.name = fmt::format("W mb{} chunk{}", t.microbatch, t.chunk);
+                info.kind = TaskKind::Weight;
+                info.parts[static_cast<std::size_t>(Cost::Compute)] = c.weight_grad;
+                category = kWeight;
+                break;
         }
-        if (s > 0) { to_stage = s - 1; to_chunk = t.chunk; return true; }
-        if (t.chunk > 0) { to_stage = l_.pp - 1; to_chunk = t.chunk - 1; return true; }
-        return false;
+        if (t.paired_microbatch >= 0) {
+            // DualPipe: this forward and another microbatch's backward share the stage, each
+            // one's expert all-to-all under the other's compute.
+            const ChunkPlan& other = chunk_plan(s, t.paired_chunk);
+            const CostParts b = backward_parts(other);
+            const double hidden = pair_overlap(c, other);
+            seconds += other.backward - (def_.split_backward ? other.weight_grad : 0.0) - hidden;
+            for (std::size_t i = 0; i < b.size(); ++i) info.parts[i] += b[i];
+            info.parts[static_cast<std::size_t>(Cost::EP)] = std::max(0.0, info.parts[static_cast<std::size_t>(Cost::EP)] - hidden);
+            info.name += fmt::format(" + B mb{} chunk{}", t.paired_microbatch, t.paired_chunk);
+            info.kind = TaskKind::ForwardBackward;
+            category = kPair;
+        }
+        const TaskId id = sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(seconds), category, label(std::move(info)));
+        if (t.pass != Pass::Weight) tasks_[{s, t.pass == Pass::Forward, t.microbatch, t.chunk}] = id;
+        if (t.paired_microbatch >= 0) {
+            tasks_[{s, false, t.paired_microbatch, t.paired_chunk}] = id;
+            last_backward_[{s, t.paired_chunk}] = id;
+        }
+        last_compute_[s] = id;
+        if (t.pass != Pass::Forward) last_backward_[{s, t.chunk}] = id;
     }
 
-    void link(std::int64_t s, const ScheduledTask& t) {
-        Engine& e = sim_.engine;
-        const TaskId self = tasks_.at({s, t.forward, t.microbatch, t.chunk});
-        // The backward of the last chunk on the last stage follows its own forward.
-        if (!t.forward && s == l_.pp - 1 && t.chunk == l_.vp - 1) e.add_dependency(tasks_.at({s, true, t.microbatch, t.chunk}), self);
-        std::int64_t to_stage = 0, to_chunk = 0;
-        if (!next_hop(s, t, to_stage, to_chunk)) return;
-        const TaskId consumer = tasks_.at({to_stage, t.forward, t.microbatch, to_chunk});
+    // The seconds of one pipeline send from stage s to the consumer's stage.
+    double send_seconds(std::int64_t s, bool forward, std::int64_t to_stage) const {
         const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
-        const double seconds = t.forward ? (s + 1 < l_.pp ? sp.send_forward : plan_.stages.front().send_backward)
-                                         : (s > 0 ? sp.send_backward : plan_.stages.back().send_forward);
+        if (def_.placement == Placement::Looped)
+            return forward ? (s + 1 < l_.pp ? sp.send_forward : plan_.stages.front().send_backward)
+                           : (s > 0 ? sp.send_backward : plan_.stages.back().send_forward);
+        if (to_stage == s) return 0.0;  // the V's turn: the same GPU
+        return to_stage > s ? sp.send_forward : sp.send_backward;
+    }
+
+    void link(std::int64_t s, bool forward, std::int64_t microbatch, std::int64_t chunk) {
+        Engine& e = sim_.engine;
+        const TaskId self = tasks_.at({s, forward, microbatch, chunk});
+        std::int64_t to_stage = 0, to_chunk = 0;
+        // The backward where the forward path ends (the loss) follows its own forward.
+        if (!forward && !next_hop(def_, shape_, microbatch, s, chunk, true, to_stage, to_chunk))
+            e.add_dependency(tasks_.at({s, true, microbatch, chunk}), self);
+        if (!next_hop(def_, shape_, microbatch, s, chunk, forward, to_stage, to_chunk)) return;
+        const TaskId consumer = tasks_.at({to_stage, forward, microbatch, to_chunk});
+        const double seconds = send_seconds(s, forward, to_stage);
         if (seconds <= 0) {
             // Blocking point-to-point: the send is inside this task, which feeds the next directly.
             sim_.info[e.tasks()[self].label].consumer = consumer;
             sim_.info[e.tasks()[self].label].peer_stage = to_stage;
         }
         const TaskId send = e.add_task(streams_[static_cast<std::size_t>(s)].send, ns(seconds), kSend,
-                                       label({.name = fmt::format("send {} mb{}", t.forward ? "act" : "grad", t.microbatch),
+                                       label({.name = fmt::format("send {} mb{}", forward ? "act" : "grad", microbatch),
                                               .kind = TaskKind::Send,
                                               .stage = s,
-                                              .microbatch = t.microbatch,
-                                              .chunk = t.chunk,
+                                              .microbatch = microbatch,
+                                              .chunk = chunk,
                                               .comm = comm_.send,
                                               .peer_stage = to_stage,
                                               .consumer = consumer}));
@@ -143,7 +201,7 @@ private:
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
             e.add_dependency(last_compute_.at(s), barrier);
-            for (std::int64_t c = l_.vp - 1; c >= 0; --c) {
+            for (std::int64_t c = chunks_ - 1; c >= 0; --c) {
                 const ChunkPlan& chunk = sp.chunks[static_cast<std::size_t>(c)];
                 const TaskId last = last_backward_.at({s, c});
                 const auto& [dense, expert] = comm_.reduce[static_cast<std::size_t>(s)][static_cast<std::size_t>(c)];
@@ -196,6 +254,11 @@ private:
     // stage plan assigns them.
     std::pair<std::int64_t, std::int64_t> chunk_layers(std::int64_t s, std::int64_t chunk) const {
         std::int64_t first = 0;
+        if (def_.placement == Placement::Dual) {  // a whole model stage
+            const std::int64_t model_stage = chunk_model_stage(def_, l_.pp, s, chunk);
+            for (std::int64_t k = 0; k < model_stage; ++k) first += l_.stage_layers[static_cast<std::size_t>(k)];
+            return {first, first + l_.stage_layers[static_cast<std::size_t>(model_stage)] - 1};
+        }
         for (std::int64_t k = 0; k < s; ++k) first += l_.stage_layers[static_cast<std::size_t>(k)];
         const auto& chunks = plan_.stages[static_cast<std::size_t>(s)].chunks;
         for (std::int64_t c = 0; c < chunk; ++c) first += chunks[static_cast<std::size_t>(c)].layers;
@@ -206,7 +269,9 @@ private:
     const Layout& l_;
     const CommDetails& comm_;
     Simulation& sim_;
-    std::int64_t m_;
+    const ScheduleDef& def_;
+    PipelineShape shape_;
+    std::int64_t chunks_;
     std::vector<Streams> streams_;
     std::map<Key, TaskId> tasks_;
     std::map<std::int64_t, TaskId> last_compute_;
@@ -223,7 +288,7 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult&
     for (const TaskRecord& t : tasks) {
         const std::uint32_t stage = e.streams()[t.stream].group;
         makespan = std::max(makespan, t.end);
-        if (t.category == kForward || t.category == kBackward) {
+        if (t.category == kForward || t.category == kBackward || t.category == kWeight || t.category == kPair) {
             pipeline_end = std::max(pipeline_end, t.end);
             busy[stage] += sec(t.duration);
         }
@@ -234,7 +299,12 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult&
     r.critical_stage = static_cast<std::int64_t>(critical);
     Breakdown& b = r.breakdown;
     const double m = d(plan.microbatches);
-    add_task_parts(b, plan.stages[critical], m);
+    add_task_parts(b, plan.stages[critical], l, plan.microbatches);
+    if (l.schedule_def().placement == Placement::Dual) {
+        // What the paired forwards and backwards hid of each other's expert all-to-all.
+        const double hidden = std::max(0.0, m * stage_times(plan, l)[critical].total() - busy[critical]);
+        b.ep = std::max(0.0, b.ep - hidden);
+    }
     const double idle = sec(pipeline_end) - busy[critical] - gather_wait[critical];
     const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
     const double waiting_on_transfers = std::min(idle, transfers);

@@ -37,8 +37,9 @@ struct StepResult {
     std::int64_t critical_stage = 0;
 };
 
-// The critical stage's compute and exposed communication over all microbatches, into `b`.
-void add_task_parts(Breakdown& b, const StagePlan& stage, double microbatches);
+// The critical stage's compute and exposed communication over all microbatches (each chunk as
+// many times as the schedule runs microbatches through it), into `b`.
+void add_task_parts(Breakdown& b, const StagePlan& stage, const Layout& layout, std::int64_t microbatches);
 // Step time from the breakdown, then throughput, MFU and HFU.
 void finish_result(const StepContext& context, const Layout& layout, StepResult& r);
 
@@ -46,7 +47,9 @@ StepResult estimate(const StepContext& context, const Layout& layout);
 StepResult estimate(const StepContext& context, const Layout& layout, const MemoryReport& memory);
 
 // What a simulated task is, for traces and timelines: TaskRecord::label indexes these.
-enum class TaskKind : std::uint8_t { Forward, Backward, Send, Reduce, Barrier, Optimizer, Gather, GatherWait };
+// Weight: a zero-bubble schedule's weight-gradient pass; ForwardBackward: DualPipe's forward and
+// backward of two microbatches run together.
+enum class TaskKind : std::uint8_t { Forward, Backward, Send, Reduce, Barrier, Optimizer, Gather, GatherWait, Weight, ForwardBackward };
 
 struct TaskInfo {
     std::string name;  // "F mb3 chunk1"
@@ -83,13 +86,5 @@ struct Simulation {
     std::vector<TaskInfo> info;
 };
 Simulation simulate(const StepContext& context, const Layout& layout);
-
-// The task order of one stage under the layout's schedule: (forward?, microbatch, chunk).
-struct ScheduledTask {
-    bool forward;
-    std::int64_t microbatch;
-    std::int64_t chunk;
-};
-std::vector<ScheduledTask> stage_schedule(const Layout& layout, std::int64_t stage, std::int64_t microbatches);
 
 }  // namespace sextant

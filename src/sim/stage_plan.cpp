@@ -107,6 +107,31 @@ double exposed_bucketed(double comm, double compute, std::int64_t layers) {
     return comm * share + std::max(0.0, (comm - compute) * (1.0 - share));
 }
 
+double pair_overlap(const ChunkPlan& f, const ChunkPlan& b) {
+    const auto compute = [](const CostParts& p) { return p[at(Cost::Compute)] + p[at(Cost::Recompute)]; };
+    return std::min(f.forward_parts[at(Cost::EP)], compute(b.backward_parts)) + std::min(b.backward_parts[at(Cost::EP)], compute(f.forward_parts));
+}
+
+std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& l) {
+    const ScheduleDef& def = l.schedule_def();
+    const PipelineShape& shape = plan.shape;
+    std::vector<StageTimes> out;
+    for (const StagePlan& sp : plan.stages) {
+        StageTimes t;
+        for (std::size_t c = 0; c < sp.chunks.size(); ++c) {
+            const std::int64_t visits = chunk_visits(def, shape, static_cast<std::int64_t>(c));
+            const double share = visits == plan.microbatches ? 1.0 : d(visits) / d(std::max<std::int64_t>(plan.microbatches, 1));
+            const ChunkPlan& chunk = sp.chunks[c];
+            t.forward += share * chunk.forward;
+            t.backward += share * chunk.backward;
+            t.weight += share * chunk.weight_grad;
+            if (def.placement == Placement::Dual) t.overlap += share * pair_overlap(chunk, sp.chunks[sp.chunks.size() - 1 - c]);
+        }
+        out.push_back(t);
+    }
+    return out;
+}
+
 std::int64_t stage_of_gpu(const Layout& l, std::int64_t gpu) {
     return (gpu / dimension_stride(l, ParallelDim::PP)) % l.pp;
 }
@@ -119,6 +144,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     const LayoutGroups& groups = ctx.groups(l);
     StepPlan plan;
     plan.microbatches = l.microbatches(s.training.global_batch);
+    plan.shape = pipeline_shape(l, plan.microbatches, ctx.traits());
     plan.step_overhead = ctx.runtime().step_overhead_s;
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
@@ -139,12 +165,14 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     const PhaseCost embed_f = embedding_cost(costs, l, false), embed_b = embedding_cost(costs, l, true);
     const PhaseCost out_f = output_cost(costs, l, false), out_b = output_cost(costs, l, true);
     const double transfer = pp_transfer(costs, l, groups);
-    const double overhead = ctx.runtime().microbatch_overhead_us * 1e-6 / d(l.vp);
+    const double overhead = ctx.runtime().microbatch_overhead_us * 1e-6 / d(schedule_chunks(l.schedule_def(), l.vp));
     // Blocking point-to-point (no --overlap-p2p-communication): each chunk's send is part of its task.
     const bool blocking_p2p = !ctx.runtime().overlap.pp && l.pp > 1;
 
     const auto ranges = stage_layer_ranges(l);
     const bool lora = s.training.mode == TrainingMode::Lora;
+    const ScheduleDef& schedule = l.schedule_def();
+    const std::int64_t chunks = schedule_chunks(schedule, l.vp);
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         StagePlan sp;
         sp.slowdown = straggler_slowdown(ctx, l, stage);
@@ -154,40 +182,56 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         const std::int64_t n = last - first;
         double dense_total = 0, expert_total = 0;
         std::int64_t layer = first;
-        const auto split = chunk_layers(n, l.vp, stage == 0, stage == l.pp - 1);
-        for (std::int64_t c = 0; c < l.vp; ++c) {
+        // The schedule's chunks: the stage's layers split in order (the chunk holding the
+        // embedding or the loss short of any layer missing), or, under DualPipe, the whole
+        // model stage each chunk mirrors.
+        const bool dual = schedule.placement == Placement::Dual;
+        const auto split = chunk_layers(n, chunks, chunk_has_embedding(schedule, l.pp, stage, 0, chunks), stage_holds_output(l, stage));
+        for (std::int64_t c = 0; c < chunks; ++c) {
             ChunkPlan chunk;
-            chunk.layers = split[static_cast<std::size_t>(c)];
+            std::int64_t offload_end = first + l.activation_offload_layers;  // the stage's first layers
+            if (dual) {
+                const auto range = ranges[static_cast<std::size_t>(chunk_model_stage(schedule, l.pp, stage, c))];
+                layer = range.first;
+                chunk.layers = range.second - range.first;
+                offload_end = range.first + l.activation_offload_layers;
+            } else {
+                chunk.layers = split[static_cast<std::size_t>(c)];
+            }
             const std::int64_t chunk_first = layer;
             for (std::int64_t i = 0; i < chunk.layers; ++i, ++layer) {
                 const LayerCost& lc = cost_of(layer);
                 exposure.add(chunk.forward_parts, lc.forward, 0.0, lc.backward.compute());
                 exposure.add(chunk.backward_parts, lc.backward, lc.recompute, lc.forward.compute());
+                chunk.weight_grad += lc.backward.weight_grad * sp.slowdown;
                 const StageParams p = layer_params_per_gpu(m, l, layer);
                 chunk.dense_params += p.dense;
                 chunk.expert_params += p.expert;
             }
-            if (stage == 0 && c == 0) {
+            const bool has_embedding = chunk_has_embedding(schedule, l.pp, stage, c, chunks);
+            const bool has_output = chunk_has_output(schedule, l.pp, stage, c, chunks);
+            if (has_embedding) {
                 exposure.add(chunk.forward_parts, embed_f, 0.0);
                 exposure.add(chunk.backward_parts, embed_b, 0.0);
             }
-            if (stage == l.pp - 1 && c == l.vp - 1) {
+            if (has_output) {
                 exposure.add(chunk.forward_parts, out_f, 0.0);
                 exposure.add(chunk.backward_parts, out_b, 0.0);
+                chunk.weight_grad += out_b.weight_grad * sp.slowdown;
                 // Multi-token-prediction modules run one more layer of the last kind each.
                 const LayerCost& mtp = cost_of(m.layers - 1);
                 for (std::int64_t k = 0; k < m.mtp_layers; ++k) {
                     exposure.add(chunk.forward_parts, mtp.forward, 0.0);
                     exposure.add(chunk.backward_parts, mtp.backward, mtp.recompute);
+                    chunk.weight_grad += mtp.backward.weight_grad * sp.slowdown;
                 }
             }
             chunk.forward_parts[at(Cost::Overhead)] += overhead;
             chunk.backward_parts[at(Cost::Overhead)] += overhead;
-            add_offload(chunk, offloaded_bytes(ctx, l, chunk_first, chunk.layers, first + l.activation_offload_layers), s.cluster.host);
+            add_offload(chunk, offloaded_bytes(ctx, l, chunk_first, chunk.layers, offload_end), s.cluster.host);
             if (blocking_p2p) {
-                const bool last_chunk = stage == l.pp - 1 && c == l.vp - 1, first_chunk = stage == 0 && c == 0;
-                chunk.forward_parts[at(Cost::PP)] += last_chunk ? 0.0 : transfer * comm_factor;
-                chunk.backward_parts[at(Cost::PP)] += first_chunk ? 0.0 : transfer * comm_factor;
+                chunk.forward_parts[at(Cost::PP)] += has_output ? 0.0 : transfer * comm_factor;
+                chunk.backward_parts[at(Cost::PP)] += has_embedding ? 0.0 : transfer * comm_factor;
             }
             chunk.forward = sum(chunk.forward_parts);
             chunk.backward = sum(chunk.backward_parts);

@@ -22,13 +22,14 @@ struct ChunkPlan {
     double backward = 0;
     CostParts forward_parts{};
     CostParts backward_parts{};
+    double weight_grad = 0;   // of backward: the weight-gradient GEMMs (a W pass of its own under zero-bubble schedules)
     double dense_params = 0;  // per GPU, whose gradients this chunk produces
     double expert_params = 0;
     double dp_reduce = 0;     // seconds to reduce this chunk's gradients over data parallel
 };
 
 struct StagePlan {
-    std::vector<ChunkPlan> chunks;  // vp chunks
+    std::vector<ChunkPlan> chunks;  // the schedule's chunks (vp; two under ZB-V and DualPipe)
     double send_forward = 0;        // activations to the next stage, one microbatch
     double send_backward = 0;       // their gradient to the previous stage
     double param_gather = 0;        // ZeRO-1/2 all-gather after the optimizer
@@ -40,12 +41,20 @@ struct StagePlan {
 struct StepPlan {
     std::vector<StagePlan> stages;
     std::int64_t microbatches = 0;
+    PipelineShape shape;  // the schedule's: pp, vp, microbatches, warm-up depth
     double step_overhead = 0;
     bool dp_overlap = true;
     bool gather_overlap = true;
 };
 
 StepPlan plan_step(const StepContext& context, const Layout& layout);
+
+// Each stage's per-microbatch times for the schedule's order and closed form: its chunks, each
+// weighted by the share of the microbatches that pass through it.
+std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& layout);
+// What running chunk f's forward beside chunk b's backward saves (DualPipe): each one's exposed
+// expert all-to-all, as far as the other's compute covers it.
+double pair_overlap(const ChunkPlan& f, const ChunkPlan& b);
 
 // Overlapped gradient reduction and parameter gathers move one bucket per layer: a bucket is
 // reduced once its layer's backward is done, gathered before its layer's forward starts. Of

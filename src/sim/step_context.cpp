@@ -101,7 +101,9 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       stragglers_(parse_stragglers(scenario)),
       degraded_(parse_degraded_links(scenario)),
       cache_(std::make_shared<GroupCache>()),
-      model_flops_(model_flops_per_step(scenario)) {}
+      model_flops_(model_flops_per_step(scenario)) {
+    if (scenario.layout.schedule) check_schedule_shipped(runtime_, *scenario.layout.schedule, "/layout/schedule");
+}
 
 StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     StepContext c;

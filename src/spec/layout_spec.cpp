@@ -33,8 +33,11 @@ constexpr FieldDef kLayoutFields[] = {
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all of one microbatch runs behind the compute of another, a forward and a backward merged "
      "(Megatron --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap)", "", "false"},
-    {"schedule", FieldType::String, "pipeline schedule", "", "1f1b (interleaved when vp > 1)",
-     -1e300, 1e300, "gpipe|1f1b|interleaved"},
+    {"schedule", FieldType::String, "pipeline schedule (README: Pipeline schedules)", "", "1f1b (interleaved when vp > 1)",
+     -1e300, 1e300, kScheduleChoices},
+    {"pp_warmup", FieldType::Integer,
+     "interleaved 1F1B: forward chunks the first stage runs before its first backward, each later stage two fewer (Llama 3's "
+     "tunable warm-up); at least (vp-1) pp + pp - 1", "chunks", "2(pp-1) + (vp-1) pp (Megatron)", 1, 1 << 24},
     {"stage_layers", FieldType::Array, "explicit layers per pipeline stage"},
     {"rank_order", FieldType::String, "parallel dimensions, fastest-varying first", "",
      "tp-cp-ep-dp-pp"},
@@ -44,12 +47,6 @@ Recompute parse_recompute(const std::string& s) {
     if (s == "selective") return Recompute::Selective;
     if (s == "full") return Recompute::Full;
     return Recompute::None;
-}
-
-Schedule parse_schedule(const std::string& s) {
-    if (s == "gpipe") return Schedule::GPipe;
-    if (s == "interleaved") return Schedule::Interleaved;
-    return Schedule::OneFOneB;
 }
 
 constexpr std::pair<std::string_view, std::uint8_t> kRecomputeModuleNames[] = {
@@ -122,6 +119,7 @@ LayoutSpec fixed_spec(const Layout& l) {
     k.activation_offload_layers = l.activation_offload_layers;
     k.ep_a2a_overlap = l.ep_a2a_overlap;
     k.schedule = l.schedule;
+    if (l.pp_warmup > 0) k.pp_warmup = l.pp_warmup;
     k.rank_order = l.rank_order;
     if (!l.stage_layers.empty()) k.stage_layers = l.stage_layers;
     return k;
@@ -145,7 +143,8 @@ LayoutSpec parse_layout(const json& object, const std::string& path) {
     if (const json* m = r.raw("recompute_modules")) l.recompute_modules = parse_recompute_modules(*m, r.path_of("recompute_modules"));
     l.activation_offload_layers = r.integer("activation_offload_layers");
     l.ep_a2a_overlap = r.boolean("ep_a2a_overlap");
-    if (auto s = r.string("schedule")) l.schedule = parse_schedule(*s);
+    if (auto s = r.string("schedule")) l.schedule = schedule_from_name(*s).value_or(Schedule::OneFOneB);
+    l.pp_warmup = r.integer("pp_warmup");
     if (auto s = r.string("rank_order")) l.rank_order = parse_rank_order(*s, r.path_of("rank_order"));
     if (const json* split = r.raw("stage_layers")) {
         std::vector<std::int64_t> layers;
@@ -205,15 +204,6 @@ std::string recompute_name(Recompute r) {
         case Recompute::Full: return "full";
     }
     return "none";
-}
-
-std::string schedule_name(Schedule s) {
-    switch (s) {
-        case Schedule::GPipe: return "gpipe";
-        case Schedule::OneFOneB: return "1f1b";
-        case Schedule::Interleaved: return "interleaved";
-    }
-    return "1f1b";
 }
 
 std::string dim_name(ParallelDim d) {

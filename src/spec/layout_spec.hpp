@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule/schedule.hpp"
 #include "spec/fields.hpp"
 
 namespace sextant {
@@ -32,7 +33,6 @@ enum RecomputeModule : std::uint8_t {
 std::uint8_t active_recompute_modules(Recompute recompute, std::uint8_t modules, bool flash_attention);
 // The modules of a "a,b,c" list or a JSON array's names, for error messages and exports.
 std::string recompute_modules_text(std::uint8_t modules);
-enum class Schedule { GPipe, OneFOneB, Interleaved };
 enum class ParallelDim { TP, CP, EP, DP, PP };
 
 struct LayoutSpec {
@@ -44,6 +44,7 @@ struct LayoutSpec {
     std::optional<std::int64_t> activation_offload_layers;
     std::optional<bool> ep_a2a_overlap;
     std::optional<Schedule> schedule;
+    std::optional<std::int64_t> pp_warmup;
     std::optional<std::vector<std::int64_t>> stage_layers;
     std::optional<std::array<ParallelDim, 5>> rank_order;  // fastest-varying first
 };
@@ -60,6 +61,7 @@ struct Layout {
     std::int64_t activation_offload_layers = 0;  // layers per stage whose activations wait in host memory
     bool ep_a2a_overlap = false;  // MoE all-to-all hidden behind another microbatch's compute (combined 1F1B)
     Schedule schedule = Schedule::OneFOneB;
+    std::int64_t pp_warmup = 0;  // interleaved: forward chunks before the first stage's first backward; 0 = Megatron's
     std::vector<std::int64_t> stage_layers;  // layers held by each pipeline stage
     std::array<ParallelDim, 5> rank_order = {ParallelDim::TP, ParallelDim::CP, ParallelDim::EP,
                                              ParallelDim::DP, ParallelDim::PP};
@@ -70,6 +72,7 @@ struct Layout {
     std::int64_t microbatches(std::int64_t global_batch) const {
         return global_batch / (dp * microbatch);
     }
+    const ScheduleDef& schedule_def() const { return sextant::schedule_def(schedule); }
 };
 
 // The spec that fixes every knob of `layout` (the layer split too).
@@ -89,7 +92,6 @@ std::vector<std::int64_t> default_stage_split(std::int64_t layers, std::int64_t 
 std::vector<std::int64_t> chunk_layers(std::int64_t stage_layers, std::int64_t vp, bool first_stage, bool last_stage);
 
 std::string recompute_name(Recompute r);
-std::string schedule_name(Schedule s);
 std::string dim_name(ParallelDim d);
 std::string rank_order_text(const std::array<ParallelDim, 5>& order);
 

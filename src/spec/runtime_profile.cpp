@@ -33,6 +33,8 @@ constexpr FieldDef kRuntimeFields[] = {
      "MoE dispatch sends a token once per remote node its experts are on (DeepEP, HybridEP) instead of once per expert (NCCL all-to-all)",
      "", "false"},
     {"fused_cross_entropy", FieldType::Boolean, "vocab-parallel cross entropy fused into one kernel (--cross-entropy-loss-fusion, TE's)", "", "false"},
+    {"least_pp_warmup", FieldType::Boolean,
+     "interleaved warm-up at its least, (vp-1) pp + pp - 1 chunks, where the layout leaves pp_warmup open (Llama 3's tunable schedule)", "", "false"},
     {"fp8_delayed_scaling", FieldType::Boolean,
      "per-tensor FP8 takes its scales from the amax history (delayed scaling) rather than a fresh amax pass (current scaling)", "", "false"},
     {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "", "true"},
@@ -54,7 +56,8 @@ constexpr FieldDef kFeatureFields[] = {
     {"context_parallel", FieldType::Boolean, "context parallelism (ring attention over the sequence)", "", "true"},
     {"selective_recompute", FieldType::Boolean, "selective activation recomputation", "", "true"},
     {"uneven_stages", FieldType::Boolean, "pipeline stages of unequal layer counts", "", "true"},
-    {"interleaved_schedule", FieldType::Boolean, "interleaved 1F1B with virtual pipeline chunks", "", "true"},
+    {"schedules", FieldType::Array, "pipeline schedules it ships (gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe)", "",
+     "every schedule"},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU", "", "true"},
     {"activation_offload", FieldType::Boolean, "saved activations of some layers to host memory (Megatron --cpu-offloading)", "", "false"},
     {"ep_a2a_overlap", FieldType::Boolean,
@@ -79,7 +82,16 @@ FrameworkFeatures parse_features(const json& doc, const std::string& path) {
     f.context_parallel = r.boolean("context_parallel").value_or(true);
     f.selective_recompute = r.boolean("selective_recompute").value_or(true);
     f.uneven_stages = r.boolean("uneven_stages").value_or(true);
-    f.interleaved_schedule = r.boolean("interleaved_schedule").value_or(true);
+    if (const json* list = r.raw("schedules")) {
+        if (!list->is_array()) throw InputError(r.path_of("schedules"), value_text(*list), "must be an array of schedule names");
+        f.schedules = 0;
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            const json& v = (*list)[i];
+            const auto s = v.is_string() ? schedule_from_name(v.get<std::string>()) : std::nullopt;
+            if (!s) throw InputError(r.path_of("schedules") + "/" + std::to_string(i), value_text(v), std::string("must be one of ") + kScheduleChoices);
+            f.schedules |= schedule_bit(*s);
+        }
+    }
     f.optimizer_offload = r.boolean("optimizer_offload").value_or(true);
     f.activation_offload = r.boolean("activation_offload").value_or(false);
     f.ep_a2a_overlap = r.boolean("ep_a2a_overlap").value_or(false);
@@ -130,6 +142,14 @@ std::string nearest_runtime_profile(const std::string& framework) {
     return best;
 }
 
+void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, const std::string& path) {
+    if (runtime.features.ships(schedule)) return;
+    std::string names;
+    for (const ScheduleDef& d : schedules())
+        if (runtime.features.ships(d.id)) names += (names.empty() ? "" : ", ") + std::string(d.name);
+    throw InputError(path, "\"" + schedule_name(schedule) + "\"", runtime.name + " does not ship this pipeline schedule (it ships " + names + ")");
+}
+
 Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime) {
     return training.optimizer.grad_dtype.value_or(runtime.grad_dtype);
 }
@@ -162,6 +182,7 @@ RuntimeProfile parse_runtime_profile(const json& doc, const std::string& name, c
     p.fp8_delayed_scaling = r.boolean("fp8_delayed_scaling").value_or(false);
     p.moe_node_dedup = r.boolean("moe_node_dedup").value_or(false);
     p.fused_cross_entropy = r.boolean("fused_cross_entropy").value_or(false);
+    p.least_pp_warmup = r.boolean("least_pp_warmup").value_or(false);
     p.grad_dtype = parse_precision(r.string("grad_dtype").value_or("fp32"));
     const Zero3Traits fsdp{};  // the defaults: FSDP's behaviour
     p.zero3.regather_for_recompute = r.boolean("zero3_regather_for_recompute").value_or(fsdp.regather_for_recompute);

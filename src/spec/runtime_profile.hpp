@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule/schedule.hpp"
 #include "spec/fields.hpp"
 #include "spec/hardware_spec.hpp"
 #include "spec/training_spec.hpp"
@@ -54,7 +55,10 @@ struct FrameworkFeatures {
     bool context_parallel = true;
     bool selective_recompute = true;
     bool uneven_stages = true;  // first/last stages with fewer layers; pp need not divide the layers
-    bool interleaved_schedule = true;  // virtual pipeline chunks (vp > 1)
+    // The pipeline schedules it ships (src/schedule/), as bits; a scenario naming another is
+    // refused. Every one where nothing is said (plan --any-framework).
+    std::uint32_t schedules = kEverySchedule;
+    bool ships(Schedule s) const { return (schedules & schedule_bit(s)) != 0; }
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
     bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
     bool ep_a2a_overlap = false;      // MoE all-to-all behind another microbatch (Megatron-Core 0.14+)
@@ -80,6 +84,10 @@ struct RuntimeProfile {
     // token once to each remote node its experts sit on and forward it over NVLink there.
     bool moe_node_dedup = false;
     bool fused_cross_entropy = false;    // the loss in one fused kernel (TE / Megatron cross-entropy fusion)
+    // Where a layout leaves layout.pp_warmup open, the interleaved schedule warms up the least,
+    // (vp-1) pp + pp - 1 chunks (1F1B's memory), not Megatron's 2(pp-1) + (vp-1) pp: Llama 3's
+    // schedule tunes it (Dubey et al. 2024, section 3.3.2).
+    bool least_pp_warmup = false;
     Precision grad_dtype = Precision::Fp32;  // Megatron-LM forces fp32 gradients for bf16 training
     Zero3Traits zero3;
     FrameworkFeatures features;
@@ -88,6 +96,9 @@ struct RuntimeProfile {
 
 // The dtype gradients are kept and reduced in: the scenario's optimizer setting, else the framework's.
 Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime);
+
+// Refuses a schedule the framework does not ship, naming `path` (exit 2).
+void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, const std::string& path);
 
 // calibration/runtime/<framework>.json; an empty name picks "megatron-core-2024".
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);

@@ -201,14 +201,32 @@ void check_tensor_parallel(const Scenario& s, std::int64_t tp) {
         throw InputError("/layout/tp", int_text(tp), "must divide ffn_hidden (" + int_text(m.ffn_hidden) + ")");
 }
 
+// The schedule's own rules (src/schedule/): chunks per stage and what it needs of pp.
 void check_schedule(const LayoutSpec& k) {
     if (k.vp && *k.vp > 1 && k.pp && *k.pp < 2)
         throw InputError("/layout/vp", int_text(*k.vp), "interleaving (vp > 1) needs pp >= 2");
-    if (k.schedule && k.vp && *k.schedule == Schedule::Interleaved && *k.vp < 2)
-        throw InputError("/layout/schedule", "\"interleaved\"", "needs vp >= 2 chunks per stage");
-    if (k.schedule && k.vp && *k.schedule != Schedule::Interleaved && *k.vp > 1)
-        throw InputError("/layout/vp", int_text(*k.vp),
-                         "vp > 1 needs the interleaved schedule (schedule is \"" + schedule_name(*k.schedule) + "\")");
+    if (!k.schedule) return;
+    const ScheduleDef& def = schedule_def(*k.schedule);
+    const std::string value = "\"" + std::string(def.name) + "\"";
+    if (k.vp) {
+        if (def.chunks == 0 && *k.vp < 2) throw InputError("/layout/schedule", value, "needs vp >= 2 chunks per stage");
+        if (def.placement == Placement::V && *k.vp != 2)
+            throw InputError("/layout/vp", int_text(*k.vp), "the " + std::string(def.name) + " schedule holds exactly 2 chunks per stage (vp = 2)");
+        if (def.chunks != 0 && def.placement != Placement::V && *k.vp > 1)
+            throw InputError("/layout/vp", int_text(*k.vp),
+                             "vp > 1 needs the interleaved schedule, or zb-v at vp = 2 (schedule is " + value + ")");
+    }
+    if (def.even_pp && k.pp && *k.pp % 2 != 0)
+        throw InputError("/layout/pp", int_text(*k.pp), "the " + std::string(def.name) + " schedule feeds both ends of the pipeline: pp must be even");
+    if (k.pp_warmup && def.id != Schedule::Interleaved)
+        throw InputError("/layout/pp_warmup", int_text(*k.pp_warmup), "a tunable warm-up is the interleaved schedule's (schedule is " + value + ")");
+    if (k.pp_warmup && k.pp && k.vp) {
+        const std::int64_t least = (*k.vp - 1) * *k.pp + *k.pp - 1, most = 2 * (*k.pp - 1) + (*k.vp - 1) * *k.pp;
+        if (*k.pp_warmup < least || *k.pp_warmup > most)
+            throw InputError("/layout/pp_warmup", int_text(*k.pp_warmup),
+                             "must lie between (vp-1) pp + pp - 1 = " + int_text(least) + " (the first backward's inputs) and Megatron's 2(pp-1) + (vp-1) pp = " +
+                                 int_text(most));
+    }
 }
 
 void check_stage_split(const Scenario& s, const KnownLayout& known) {
@@ -312,11 +330,22 @@ void check_batch(const Scenario& s, const LayoutSpec& k) {
         throw InputError(s.global_batch_path, int_text(gb),
                          "gives " + int_text(microbatches) + " microbatches per data-parallel replica (global_batch / (dp x microbatch)); "
                          "the simulator runs each one and takes at most " + int_text(kMaxMicrobatches) + ": raise dp or microbatch");
-    const bool interleaved = (k.vp && *k.vp > 1) || (k.schedule && *k.schedule == Schedule::Interleaved);
+    const bool interleaved = (k.vp && *k.vp > 1 && !(k.schedule && !schedule_def(*k.schedule).groups_of_pp)) ||
+                             (k.schedule && schedule_def(*k.schedule).groups_of_pp);
     if (interleaved && k.pp && microbatches % *k.pp != 0)
         throw InputError("/layout/vp", int_text(k.vp.value_or(0)),
                          "the interleaved schedule needs the microbatches per step (" + int_text(microbatches) +
                              ") to be a multiple of pp (" + int_text(*k.pp) + "), as Megatron-LM requires");
+    if (k.schedule && k.pp && microbatches < schedule_def(*k.schedule).min_microbatches_per_stage * *k.pp)
+        throw InputError(s.global_batch_path, int_text(gb),
+                         "the " + std::string(schedule_def(*k.schedule).name) + " schedule's warm-up needs at least " +
+                             int_text(schedule_def(*k.schedule).min_microbatches_per_stage) + " x pp (" +
+                             int_text(schedule_def(*k.schedule).min_microbatches_per_stage * *k.pp) + ") microbatches per step, not " +
+                             int_text(microbatches));
+    if (k.schedule && schedule_def(*k.schedule).placement == Placement::Dual && microbatches % 2 != 0)
+        throw InputError(s.global_batch_path, int_text(gb),
+                         "the dualpipe schedule feeds half the microbatches from each end: the microbatches per step (" + int_text(microbatches) +
+                             ") must be even");
 }
 
 void check_experts(const Scenario& s, const LayoutSpec& k) {
@@ -422,6 +451,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.activation_offload_layers = spec.activation_offload_layers.value_or(0);
     l.ep_a2a_overlap = spec.ep_a2a_overlap.value_or(false);
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
+    l.pp_warmup = spec.pp_warmup.value_or(0);
     if (spec.rank_order) l.rank_order = *spec.rank_order;
     if (spec.stage_layers) l.stage_layers = *spec.stage_layers;
     try {

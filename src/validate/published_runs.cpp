@@ -52,6 +52,7 @@ PlanOptions whole_layout_options() {
     options.simulate_top = 20;
     options.threads = std::max(1u, std::thread::hardware_concurrency());
     options.memory_margin = 0;
+    options.search.search_schedule = false;  // a run that names no schedule ran its framework's default
     return options;
 }
 
@@ -118,6 +119,7 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     options.top = 1;
     options.simulate_top = 4;
     options.search.max_stage_trim = 0;
+    options.search.search_schedule = false;  // a run that names no schedule ran its framework's default
     options.memory_margin = 0;  // the knobs the source left open are the ones that ran
     Scenario fixed = s;
     // The framework splits layers its default way; the published layout fixes tp, pp, dp, cp.
