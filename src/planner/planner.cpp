@@ -1,6 +1,7 @@
 #include "planner/planner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <tuple>
 
@@ -105,17 +106,24 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     const std::size_t limit = options_.simulate_top, per_variant = per_variant_kept();
     const unsigned threads = std::max(1u, std::min<unsigned>(options_.threads, static_cast<unsigned>(work.size() / 64 + 1)));
     std::vector<std::vector<ScreenedCandidate>> partial(threads);
+    // Threads take chunks in turn rather than fixed halves: new group shapes (the costly first
+    // screen of a layout family) cluster in candidate order, so fixed halves leave one thread idle.
+    // What is kept is a property of the set (keep_best's total order), so the answer does not
+    // depend on which thread screened what.
+    constexpr std::size_t kChunk = 256;
+    std::atomic<std::size_t> next{0};
     auto run = [&](unsigned t) {
         auto& best = partial[t];
-        const std::size_t begin = work.size() * t / threads, end = work.size() * (t + 1) / threads;
-        for (std::size_t w = begin; w < end; ++w) {
-            const auto [v, i] = work[w];
-            const Variant& variant = variants_[v];
-            const Candidate& c = candidates_[v][i];
-            PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
-            if (!offered(score)) continue;
-            best.push_back({v, c, objective(score)});
-            if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
+        for (std::size_t begin = next.fetch_add(kChunk); begin < work.size(); begin = next.fetch_add(kChunk)) {
+            for (std::size_t w = begin; w < std::min(begin + kChunk, work.size()); ++w) {
+                const auto [v, i] = work[w];
+                const Variant& variant = variants_[v];
+                const Candidate& c = candidates_[v][i];
+                PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
+                if (!offered(score)) continue;
+                best.push_back({v, c, objective(score)});
+                if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
+            }
         }
         keep_best(best, limit, per_variant);
     };

@@ -1,6 +1,7 @@
 #include "sim/step_context.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -74,9 +75,13 @@ CalibrationProfile scenario_profile(const Scenario& s) {
     return CalibrationProfile::from_json(resolve_part(*named, "calibration", s.base_dir, "/calibration"), "/calibration", s.cluster.gpu);
 }
 
+// Compute, then publish: the lock guards only the lookup and the insertion, never the routing, so
+// threads screening layouts do not wait on each other's new group shapes (issue 18: with the lock
+// held while routing, two threads were no faster than one). Two threads that meet the same new
+// shape both compute it; analysis is deterministic, so whichever is published first is the same.
 struct StepContext::GroupCache {
     using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::array<ParallelDim, 5>>;
-    std::mutex mutex;
+    std::shared_mutex mutex;
     std::map<Key, std::unique_ptr<LayoutGroups>> groups;
 };
 
@@ -119,11 +124,15 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
 
 const LayoutGroups& StepContext::groups(const Layout& l) const {
     const GroupCache::Key key{l.tp, l.pp, l.dp, l.cp, l.ep, l.etp, l.rank_order};
-    std::lock_guard<std::mutex> lock(cache_->mutex);
-    auto it = cache_->groups.find(key);
-    if (it == cache_->groups.end())
-        it = cache_->groups.emplace(key, std::make_unique<LayoutGroups>(analyse_groups(*network_, l, scenario_.model.is_moe()))).first;
-    return *it->second;
+    {
+        std::shared_lock lock(cache_->mutex);
+        const auto it = cache_->groups.find(key);
+        if (it != cache_->groups.end()) return *it->second;
+    }
+    auto computed = std::make_unique<LayoutGroups>(analyse_groups(*network_, l, scenario_.model.is_moe()));
+    std::unique_lock lock(cache_->mutex);
+    // std::map nodes do not move, so the reference stays valid after later insertions.
+    return *cache_->groups.try_emplace(key, std::move(computed)).first->second;
 }
 
 }  // namespace sextant

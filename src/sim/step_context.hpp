@@ -1,10 +1,11 @@
 #pragma once
 // Everything one scenario's step predictions share, built once: calibration and runtime profiles,
 // the network model over the cluster graph, stragglers and degraded links, and a cache of group
-// shapes per layout (routing groups over the graph is the expensive part). Thread-safe.
+// shapes per layout (routing groups over the graph is the expensive part). Thread-safe; no lock is
+// held while a shape is analysed.
 #include <map>
 #include <memory>
-#include <mutex>
+#include <shared_mutex>
 #include <tuple>
 #include <vector>
 
