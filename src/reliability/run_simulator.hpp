@@ -74,8 +74,9 @@ struct RunSummary {
     double lost_work_s() const;
 };
 
-// `trials` trials with seeds trial_seed(seed, 0..trials-1).
-RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed);
+// `trials` trials with seeds trial_seed(seed, 0..trials-1), split across `threads` threads; the
+// summary is the same to the bit for any thread count.
+RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed, unsigned threads = 1);
 
 // Checks a model before it runs (positive work and interval, finite costs); InternalError when
 // a caller built an impossible model, since user input is checked where it is parsed.
