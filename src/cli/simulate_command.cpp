@@ -32,7 +32,7 @@ void run(const SimulateArgs& a) {
     if (!a.calibration.empty()) s.extensions["calibration"] = calibration_part(a.calibration);
     const Layout l = resolve_layout(s, s.layout);
     const StepContext ctx(s);
-    const Simulation sim = simulate(ctx, l);
+    const Simulation sim = simulate(ctx, l, TaskLabels::Describe);
     const StepResult& r = sim.result;
     if (!a.trace.empty()) write_output_file(a.trace, chrome_trace(sim, s.name), "--trace");
     if (!a.html.empty()) {

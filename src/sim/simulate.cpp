@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -46,14 +45,17 @@ CommDetails comm_details(const StepContext& ctx, const Layout& layout, const Ste
 
 class Builder {
 public:
-    Builder(const StepPlan& plan, const Layout& l, const CommDetails& comm, Simulation& sim)
-        : plan_(plan), l_(l), comm_(comm), sim_(sim), m_(plan.microbatches) {}
+    Builder(const StepPlan& plan, const Layout& l, const CommDetails& comm, bool labels, Simulation& sim)
+        : plan_(plan), l_(l), comm_(comm), sim_(sim), m_(plan.microbatches), labels_(labels) {}
 
     void build() {
         Engine& e = sim_.engine;
         for (std::int64_t s = 0; s < l_.pp; ++s)
             streams_.push_back({e.add_stream("compute", static_cast<std::uint32_t>(s)), e.add_stream("p2p", static_cast<std::uint32_t>(s)),
                                 e.add_stream("dp", static_cast<std::uint32_t>(s))});
+        tasks_.assign(static_cast<std::size_t>(l_.pp * 2 * m_ * l_.vp), 0);
+        last_compute_.assign(static_cast<std::size_t>(l_.pp), 0);
+        last_backward_.assign(static_cast<std::size_t>(l_.pp * l_.vp), 0);
         // Compute tasks first (every stage's order), then the transfers and reductions they feed.
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             add_gather_wait(s);
@@ -65,32 +67,39 @@ public:
     }
 
 private:
-    using Key = std::tuple<std::int64_t, bool, std::int64_t, std::int64_t>;  // stage, forward, microbatch, chunk
+    // Dense index of a compute task: stage, direction, microbatch, chunk (issue 18: a std::map
+    // keyed by the four made 65,536 microbatches take 25 s and 3.5 GB).
+    std::size_t key(std::int64_t s, bool forward, std::int64_t microbatch, std::int64_t chunk) const {
+        return static_cast<std::size_t>(((s * 2 + (forward ? 1 : 0)) * m_ + microbatch) * l_.vp + chunk);
+    }
+    std::size_t chunk_key(std::int64_t s, std::int64_t chunk) const { return static_cast<std::size_t>(s * l_.vp + chunk); }
 
     // The previous step's overlapped parameter gather, as far as the first forward waits for it.
     void add_gather_wait(std::int64_t s) {
         const double wait = plan_.stages[static_cast<std::size_t>(s)].param_gather_wait;
         if (wait > 0)
             sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(wait), kGatherWait,
-                                 label({.name = "wait for param gather", .kind = TaskKind::GatherWait, .stage = s}));
+                                 label([&] { return TaskInfo{.name = "wait for param gather", .kind = TaskKind::GatherWait, .stage = s}; }));
     }
 
     void add_compute(std::int64_t s, const ScheduledTask& t) {
         const ChunkPlan& c = plan_.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(t.chunk)];
         const double seconds = t.forward ? c.forward : c.backward;
-        const auto [first_layer, last_layer] = chunk_layers(s, t.chunk);
         const TaskId id = sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(seconds), t.forward ? kForward : kBackward,
-                                               label({.name = fmt::format("{} mb{} chunk{}", t.forward ? "F" : "B", t.microbatch, t.chunk),
-                                                      .kind = t.forward ? TaskKind::Forward : TaskKind::Backward,
-                                                      .stage = s,
-                                                      .microbatch = t.microbatch,
-                                                      .chunk = t.chunk,
-                                                      .first_layer = first_layer,
-                                                      .last_layer = last_layer,
-                                                      .parts = t.forward ? c.forward_parts : c.backward_parts}));
-        tasks_[{s, t.forward, t.microbatch, t.chunk}] = id;
-        last_compute_[s] = id;
-        if (!t.forward) last_backward_[{s, t.chunk}] = id;
+                                               label([&] {
+                                                   const auto [first_layer, last_layer] = chunk_layers(s, t.chunk);
+                                                   return TaskInfo{.name = fmt::format("{} mb{} chunk{}", t.forward ? "F" : "B", t.microbatch, t.chunk),
+                                                                   .kind = t.forward ? TaskKind::Forward : TaskKind::Backward,
+                                                                   .stage = s,
+                                                                   .microbatch = t.microbatch,
+                                                                   .chunk = t.chunk,
+                                                                   .first_layer = first_layer,
+                                                                   .last_layer = last_layer,
+                                                                   .parts = t.forward ? c.forward_parts : c.backward_parts};
+                                               }));
+        tasks_[key(s, t.forward, t.microbatch, t.chunk)] = id;
+        last_compute_[static_cast<std::size_t>(s)] = id;
+        if (!t.forward) last_backward_[chunk_key(s, t.chunk)] = id;
     }
 
     // The stage and chunk that consume this task's output, if any.
@@ -107,29 +116,31 @@ private:
 
     void link(std::int64_t s, const ScheduledTask& t) {
         Engine& e = sim_.engine;
-        const TaskId self = tasks_.at({s, t.forward, t.microbatch, t.chunk});
+        const TaskId self = tasks_[key(s, t.forward, t.microbatch, t.chunk)];
         // The backward of the last chunk on the last stage follows its own forward.
-        if (!t.forward && s == l_.pp - 1 && t.chunk == l_.vp - 1) e.add_dependency(tasks_.at({s, true, t.microbatch, t.chunk}), self);
+        if (!t.forward && s == l_.pp - 1 && t.chunk == l_.vp - 1) e.add_dependency(tasks_[key(s, true, t.microbatch, t.chunk)], self);
         std::int64_t to_stage = 0, to_chunk = 0;
         if (!next_hop(s, t, to_stage, to_chunk)) return;
-        const TaskId consumer = tasks_.at({to_stage, t.forward, t.microbatch, to_chunk});
+        const TaskId consumer = tasks_[key(to_stage, t.forward, t.microbatch, to_chunk)];
         const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
         const double seconds = t.forward ? (s + 1 < l_.pp ? sp.send_forward : plan_.stages.front().send_backward)
                                          : (s > 0 ? sp.send_backward : plan_.stages.back().send_forward);
-        if (seconds <= 0) {
+        if (seconds <= 0 && labels_) {
             // Blocking point-to-point: the send is inside this task, which feeds the next directly.
             sim_.info[e.tasks()[self].label].consumer = consumer;
             sim_.info[e.tasks()[self].label].peer_stage = to_stage;
         }
         const TaskId send = e.add_task(streams_[static_cast<std::size_t>(s)].send, ns(seconds), kSend,
-                                       label({.name = fmt::format("send {} mb{}", t.forward ? "act" : "grad", t.microbatch),
-                                              .kind = TaskKind::Send,
-                                              .stage = s,
-                                              .microbatch = t.microbatch,
-                                              .chunk = t.chunk,
-                                              .comm = comm_.send,
-                                              .peer_stage = to_stage,
-                                              .consumer = consumer}));
+                                       label([&] {
+                                           return TaskInfo{.name = fmt::format("send {} mb{}", t.forward ? "act" : "grad", t.microbatch),
+                                                           .kind = TaskKind::Send,
+                                                           .stage = s,
+                                                           .microbatch = t.microbatch,
+                                                           .chunk = t.chunk,
+                                                           .comm = comm_.send,
+                                                           .peer_stage = to_stage,
+                                                           .consumer = consumer};
+                                       }));
         e.add_dependency(self, send);
         e.add_dependency(send, consumer);
     }
@@ -137,13 +148,13 @@ private:
     void add_step_end() {
         Engine& e = sim_.engine;
         const StreamId global = e.add_stream("step", static_cast<std::uint32_t>(l_.pp));
-        const TaskId barrier = e.add_task(global, 0, kBarrier, label({.name = "gradients reduced", .kind = TaskKind::Barrier, .stage = l_.pp}));
+        const TaskId barrier = e.add_task(global, 0, kBarrier, label([&] { return TaskInfo{.name = "gradients reduced", .kind = TaskKind::Barrier, .stage = l_.pp}; }));
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
-            e.add_dependency(last_compute_.at(s), barrier);
+            e.add_dependency(last_compute_[static_cast<std::size_t>(s)], barrier);
             for (std::int64_t c = l_.vp - 1; c >= 0; --c) {
                 const ChunkPlan& chunk = sp.chunks[static_cast<std::size_t>(c)];
-                const TaskId last = last_backward_.at({s, c});
+                const TaskId last = last_backward_[chunk_key(s, c)];
                 const auto& [dense, expert] = comm_.reduce[static_cast<std::size_t>(s)][static_cast<std::size_t>(c)];
                 // A reduction task moves `share` of the chunk's gradients.
                 auto reduce_info = [&](std::string name, double share) {
@@ -158,15 +169,15 @@ private:
                     // but the last start one layer into it, the last follows its end.
                     const double share = bucket_share(chunk.layers);
                     const TaskId body = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce * (1.0 - share)), kReduce,
-                                                   label(reduce_info(fmt::format("dp reduce chunk{}", c), 1.0 - share)));
+                                                   label([&] { return reduce_info(fmt::format("dp reduce chunk{}", c), 1.0 - share); }));
                     e.add_dependency(last, body, -ns(chunk.backward * (1.0 - share)));
                     reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce * share), kReduce,
-                                        label(reduce_info(fmt::format("dp reduce chunk{} last bucket", c), share)));
+                                        label([&] { return reduce_info(fmt::format("dp reduce chunk{} last bucket", c), share); }));
                     e.add_dependency(last, reduce);
                 } else {
                     reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce), kReduce,
-                                        label(reduce_info(fmt::format("dp reduce chunk{}", c), 1.0)));
-                    e.add_dependency(last_compute_.at(s), reduce);
+                                        label([&] { return reduce_info(fmt::format("dp reduce chunk{}", c), 1.0); }));
+                    e.add_dependency(last_compute_[static_cast<std::size_t>(s)], reduce);
                 }
                 e.add_dependency(reduce, barrier);
             }
@@ -174,19 +185,22 @@ private:
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
             const TaskId opt = e.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(sp.optimizer), kOptimizer,
-                                          label({.name = "optimizer", .kind = TaskKind::Optimizer, .stage = s}));
+                                          label([&] { return TaskInfo{.name = "optimizer", .kind = TaskKind::Optimizer, .stage = s}; }));
             e.add_dependency(barrier, opt);
             if (!plan_.gather_overlap) {
                 const auto& [dense, expert] = comm_.gather[static_cast<std::size_t>(s)];
                 const TaskId gather = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(sp.param_gather), kGather,
-                                                 label({.name = "param gather", .kind = TaskKind::Gather, .stage = s, .comm = dense, .expert_comm = expert}));
+                                                 label([&] { return TaskInfo{.name = "param gather", .kind = TaskKind::Gather, .stage = s, .comm = dense, .expert_comm = expert}; }));
                 e.add_dependency(opt, gather);
             }
         }
     }
 
-    std::uint32_t label(TaskInfo info) {
-        sim_.info.push_back(std::move(info));
+    // A task's description, built only when the caller asked for them (traces and timelines).
+    template <class Describe>
+    std::uint32_t label(const Describe& describe) {
+        if (!labels_) return 0;
+        sim_.info.push_back(describe());
         return static_cast<std::uint32_t>(sim_.info.size() - 1);
     }
 
@@ -205,10 +219,11 @@ private:
     const CommDetails& comm_;
     Simulation& sim_;
     std::int64_t m_;
+    bool labels_;
     std::vector<Streams> streams_;
-    std::map<Key, TaskId> tasks_;
-    std::map<std::int64_t, TaskId> last_compute_;
-    std::map<std::pair<std::int64_t, std::int64_t>, TaskId> last_backward_;
+    std::vector<TaskId> tasks_;          // by key()
+    std::vector<TaskId> last_compute_;   // by stage
+    std::vector<TaskId> last_backward_;  // by chunk_key()
 };
 
 // Splits the simulated step on the busiest stage, the one that paces the pipeline (as the closed
@@ -262,11 +277,11 @@ std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs dura
     return out;
 }
 
-Simulation simulate(const StepContext& ctx, const Layout& l) {
+Simulation simulate(const StepContext& ctx, const Layout& l, TaskLabels labels) {
     Simulation sim;
     const StepPlan plan = plan_step(ctx, l);
     const CommDetails comm = comm_details(ctx, l, plan);
-    Builder(plan, l, comm, sim).build();
+    Builder(plan, l, comm, labels == TaskLabels::Describe, sim).build();
     sim.engine.run();
     StepResult& r = sim.result;
     r.memory = estimate_memory(ctx.scenario(), l, ctx.traits());

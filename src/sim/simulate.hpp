@@ -75,9 +75,12 @@ std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs dura
 struct Simulation {
     StepResult result;
     Engine engine;  // the executed tasks, for traces
-    std::vector<TaskInfo> info;
+    std::vector<TaskInfo> info;  // with TaskLabels::Describe; else empty and every label is 0
 };
-Simulation simulate(const StepContext& context, const Layout& layout);
+// Descriptions cost more than the simulation itself (a formatted name and the communication
+// details of every task): they are built only for what shows tasks (traces, timelines).
+enum class TaskLabels { None, Describe };
+Simulation simulate(const StepContext& context, const Layout& layout, TaskLabels labels = TaskLabels::None);
 
 // The task order of one stage under the layout's schedule: (forward?, microbatch, chunk).
 struct ScheduledTask {
