@@ -19,11 +19,15 @@ std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layo
 }
 
 StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64_t layer) {
+    return layer_params_of_kind(m, l, m.layer_is_moe(layer));
+}
+
+StageParams layer_params_of_kind(const ModelSpec& m, const Layout& l, bool moe) {
     const double tp = d(l.tp);
     StageParams p;
     // Norms are replicated across TP ranks; everything else is split by Megatron's TP.
     p.dense = attention_params_per_layer(m) / tp + 2.0 * norm_params(m);
-    if (!m.layer_is_moe(layer)) {
+    if (!moe) {
         p.dense += mlp_params(m, m.ffn_hidden) / tp;
         return p;
     }
@@ -39,10 +43,17 @@ double adapter_params(const Scenario& s, const Layout& l, std::int64_t layers) {
 }
 
 StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage) {
-    const auto range = stage_layer_ranges(l)[static_cast<std::size_t>(stage)];
+    LayerParams layers(m, l);
+    return stage_params(m, l, stage, layers);
+}
+
+StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage, LayerParams& layer_params) {
+    std::int64_t begin = 0;
+    for (std::int64_t k = 0; k < stage; ++k) begin += l.stage_layers[static_cast<std::size_t>(k)];
+    const std::pair<std::int64_t, std::int64_t> range{begin, begin + l.stage_layers[static_cast<std::size_t>(stage)]};
     StageParams p;
     for (std::int64_t layer = range.first; layer < range.second; ++layer) {
-        StageParams lp = layer_params_per_gpu(m, l, layer);
+        const StageParams& lp = layer_params(layer);
         p.dense += lp.dense;
         p.expert += lp.expert;
     }
@@ -60,7 +71,7 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage
         // Each MTP module: a layer of the last layer's kind, a 2h -> h projection and norms; it
         // shares the embedding and output head already counted.
         for (std::int64_t k = 0; k < m.mtp_layers; ++k) {
-            StageParams lp = layer_params_per_gpu(m, l, m.layers - 1);
+            const StageParams& lp = layer_params(m.layers - 1);
             p.dense += lp.dense + 2.0 * h * h / tp + 3.0 * norm_params(m);
             p.expert += lp.expert;
         }

@@ -114,6 +114,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
 
     const auto ranges = stage_layer_ranges(l);
     const bool lora = s.training.mode == TrainingMode::Lora;
+    LayerParams layer_params(m, l);
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         StagePlan sp;
         sp.slowdown = straggler_slowdown(ctx, l, stage);
@@ -132,7 +133,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
                 const LayerCost& lc = cost_of(layer);
                 exposure.add(chunk.forward_parts, lc.forward, 0.0);
                 exposure.add(chunk.backward_parts, lc.backward, lc.recompute);
-                const StageParams p = layer_params_per_gpu(m, l, layer);
+                const StageParams& p = layer_params(layer);
                 chunk.dense_params += p.dense;
                 chunk.expert_params += p.expert;
             }
@@ -169,7 +170,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             sp.chunks.push_back(chunk);
         }
         // Embedding and output layer parameters belong to the first and last chunks.
-        const StageParams all = lora ? StageParams{adapter_params(s, l, n), 0.0} : stage_params(m, l, stage);
+        const StageParams all = lora ? StageParams{adapter_params(s, l, n), 0.0} : stage_params(m, l, stage, layer_params);
         sp.chunks.front().dense_params += std::max(0.0, all.dense - dense_total);
         for (auto& chunk : sp.chunks)
             chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, chunk.dense_params) +
