@@ -1,9 +1,11 @@
 // The planner's speed (issue 18's targets, printed, not asserted):
 // - screening: candidates per CPU-second of the closed-form screen on Llama 3 405B / 16,384 H100s
 //   and DeepSeek-V3 / 2,048 H100s, every knob the framework offers (target >= 10^6 per core);
-// - threads: the same plan with 1 and 2 threads, wall-clock (target: 2 threads >= 1.8x);
+// - threads: the same plan with 1 and 2 threads, wall-clock, best of 5 each (target: 2 threads
+//   >= 1.8x);
 // - scale: Llama 3 405B planned on 131,072 GPUs (target <= 3 s CPU) and on 1,048,576 (answers).
 // Each plan is a fresh Planner (group shapes routed anew); CPU time is the process's user+system.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -65,9 +67,19 @@ int main(int argc, char** argv) {
     std::printf("load average at start: ");
     std::fflush(stdout);
     if (std::system("cut -d' ' -f1-3 /proc/loadavg") != 0) std::printf("?\n");
+    // On a shared machine the wall-clock of one run says more about the neighbours than about
+    // the code: alternate 1 and 2 threads and compare the best of each.
+    {
+        double one = 1e300, two = 1e300;
+        for (int i = 0; i < 5; ++i) {
+            one = std::min(one, run("llama3-405b-h100", 0, 1, true).total_wall);
+            two = std::min(two, run("llama3-405b-h100", 0, 2, true).total_wall);
+        }
+        std::printf("  2 threads / 1 thread, best of 5 each: %.2fx faster (wall-clock; target >= 1.8x)\n", one / two);
+    }
     for (const char* name : {"llama3-405b-h100", "deepseek-v3-h100"}) {
         const Timing one = run(name, 0, 1), two = run(name, 0, 2);
-        std::printf("  2 threads / 1 thread: %.2fx faster (wall-clock; target >= 1.8x on an idle 2-core machine)\n", one.total_wall / two.total_wall);
+        std::printf("  2 threads / 1 thread: %.2fx faster (wall-clock, one run each)\n", one.total_wall / two.total_wall);
     }
     run("llama3-70b-h100", 0, 1);
     run("llama3-405b-h100", 0, 1, true);

@@ -172,17 +172,27 @@ std::vector<ScreenedScore> Planner::fitting_scores() const {
 
 std::vector<Plan> Planner::finish(std::vector<ScreenedCandidate> screened) const {
     keep_best(screened, options_.simulate_top, per_variant_kept());
-    std::vector<Plan> plans;
-    for (const auto& s : screened) {
-        const Variant& variant = variants_[s.variant];
-        Plan p;
-        p.variant = s.variant;
-        p.candidate = s.candidate;
-        p.layout = to_layout(variant.scenario, fixed_, s.candidate);
-        p.screened = variant.evaluator->screen(p.layout);
-        p.simulated = variant.evaluator->simulate(p.layout);
-        plans.push_back(std::move(p));
-    }
+    // The simulations are independent: threads take them in turn and each lands in its own slot,
+    // so the plans do not depend on the thread count. Run one after another they were the serial
+    // part that kept two threads from halving a plan's time.
+    std::vector<Plan> plans(screened.size());
+    std::atomic<std::size_t> next{0};
+    auto run = [&] {
+        for (std::size_t i = next.fetch_add(1); i < screened.size(); i = next.fetch_add(1)) {
+            const ScreenedCandidate& s = screened[i];
+            const Variant& variant = variants_[s.variant];
+            Plan& p = plans[i];
+            p.variant = s.variant;
+            p.candidate = s.candidate;
+            p.layout = to_layout(variant.scenario, fixed_, s.candidate);
+            p.screened = variant.evaluator->screen(p.layout);
+            p.simulated = variant.evaluator->simulate(p.layout);
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < std::min<std::size_t>(options_.threads, screened.size()); ++t) pool.emplace_back(run);
+    run();
+    for (auto& th : pool) th.join();
     std::stable_sort(plans.begin(), plans.end(), [&](const Plan& a, const Plan& b) {
         ScreenedCandidate x{static_cast<std::uint32_t>(a.variant), a.candidate, objective(a.simulated)};
         ScreenedCandidate y{static_cast<std::uint32_t>(b.variant), b.candidate, objective(b.simulated)};
