@@ -47,6 +47,11 @@ struct StepPlan {
 
 StepPlan plan_step(const StepContext& context, const Layout& layout);
 
+// One layer's cost for each kind of layer, indexed by (MoE ? 1 : 0) + (windowed ? 2 : 0); kinds
+// the model lacks are left zero. Kept per thread for the layouts seen last.
+using LayerKinds = std::array<LayerCost, 4>;
+LayerKinds layer_kinds(const StepContext& context, const Layout& layout, const LayoutGroups& groups);
+
 // Overlapped gradient reduction and parameter gathers move one bucket per layer: a bucket is
 // reduced once its layer's backward is done, gathered before its layer's forward starts. Of
 // `comm` seconds overlapped with `compute` seconds over `layers` layers, this much stays exposed:

@@ -1,6 +1,7 @@
 #include "sim/step_context.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,11 @@ struct StepContext::GroupCache {
 };
 
 namespace {
+std::uint64_t next_context_id() {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1);
+}
+
 // The runtime's overlap fractions scaled by the fitted overlap factor, within [0, 1].
 RuntimeProfile with_overlap_factor(RuntimeProfile r, double factor) {
     r.overlap.tp = std::clamp(r.overlap.tp * factor, 0.0, 1.0);
@@ -106,7 +112,8 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       stragglers_(parse_stragglers(scenario)),
       degraded_(parse_degraded_links(scenario)),
       cache_(std::make_shared<GroupCache>()),
-      model_flops_(model_flops_per_step(scenario)) {}
+      model_flops_(model_flops_per_step(scenario)),
+      id_(next_context_id()) {}
 
 StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     StepContext c;
@@ -119,6 +126,7 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     c.degraded_ = degraded_;
     c.cache_ = cache_;
     c.model_flops_ = model_flops_;
+    c.id_ = next_context_id();  // other factors, other costs
     return c;
 }
 
