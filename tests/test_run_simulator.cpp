@@ -203,6 +203,36 @@ TEST_CASE("The same seed gives identical results; another seed does not") {
     CHECK(a.wall_s.mean != c.wall_s.mean);
 }
 
+TEST_CASE("Trials split across threads give the same summary to the bit as one thread") {
+    RunModel m = simple_model(54 * 24 * kHour, 1800, 10, 3 * kHour, 600);
+    m.failures.push_back({"gpu", GapKind::Weibull, 5 * kHour, 0.8, true});
+    m.recovery.hot_spares = 2;
+    m.recovery.replacement_s = 24 * kHour;
+    const RunSummary one = simulate_runs(m, 700, 5, 1);
+    for (unsigned threads : {2u, 3u, 8u}) {
+        const RunSummary many = simulate_runs(m, 700, 5, threads);
+        INFO(threads, " threads");
+        CHECK(many.wall_s.mean == one.wall_s.mean);
+        CHECK(many.wall_s.ci_high == one.wall_s.ci_high);
+        CHECK(many.goodput.mean == one.goodput.mean);
+        CHECK(many.goodput.ci_low == one.goodput.ci_low);
+        CHECK(many.stall_s == one.stall_s);
+        CHECK(many.spare_wait_s == one.spare_wait_s);
+        CHECK(many.lost_checkpoints == one.lost_checkpoints);
+        for (std::size_t k = 0; k < one.causes.size(); ++k) {
+            CHECK(many.causes[k].events == one.causes[k].events);
+            CHECK(many.causes[k].lost_work_s == one.causes[k].lost_work_s);
+            CHECK(many.causes[k].downtime_s == one.causes[k].downtime_s);
+        }
+    }
+}
+
+TEST_CASE("A run that cannot finish is an input error from any thread") {
+    RunModel m = simple_model(2000, 1500, 0, 0, 0);
+    m.failures.push_back({"fixed", GapKind::Fixed, 1000, 1.0, false});
+    CHECK_THROWS_AS(simulate_runs(m, 300, 1, 2), InputError);
+}
+
 TEST_CASE("A run that failures never let finish is an input error, not a hang") {
     RunModel m = simple_model(2000, 1500, 0, 0, 0);
     m.failures.push_back({"fixed", GapKind::Fixed, 1000, 1.0, false});

@@ -199,7 +199,7 @@ TEST_CASE("trace: interleaved 1F1B with overlapped sends") {
     const Scenario s = pipeline(4, 8, 2, "megatron-core-2024");
     const StepContext ctx(s);
     const Layout l = resolve_layout(s, s.layout);
-    const Simulation sim = simulate(ctx, l);
+    const Simulation sim = simulate(ctx, l, TaskLabels::Describe);
     CHECK(estimated_tasks(l, l.microbatches(s.training.global_batch)) >= static_cast<double>(sim.engine.tasks().size()));
     // One flow per send: every forward but the last chunk's on the last stage, every backward but
     // the first chunk's on the first stage.
@@ -209,7 +209,7 @@ TEST_CASE("trace: interleaved 1F1B with overlapped sends") {
 TEST_CASE("trace: blocking sends (Megatron-LM 2022) flow from compute slice to compute slice") {
     const Scenario s = pipeline(4, 8, 1, "megatron-lm-2022");
     const StepContext ctx(s);
-    const Simulation sim = simulate(ctx, resolve_layout(s, s.layout));
+    const Simulation sim = simulate(ctx, resolve_layout(s, s.layout), TaskLabels::Describe);
     check_trace(sim, 2 * 8 * (4 - 1));
     const json doc = json::parse(chrome_trace(sim, "blocking"));
     // Metadata events have no category (const operator[] on a missing key is undefined).
@@ -220,7 +220,7 @@ TEST_CASE("trace: a preset scenario (Llama 3 405B, pp 16, vp 4) keeps every inva
     const Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-405b-h100.json");
     const StepContext ctx(s);
     const Layout l = resolve_layout(s, s.layout);
-    const Simulation sim = simulate(ctx, l);
+    const Simulation sim = simulate(ctx, l, TaskLabels::Describe);
     const std::int64_t m = l.microbatches(s.training.global_batch);
     check_trace(sim, 2 * m * (l.pp * l.vp - 1));
     // The work limit's task estimate bounds the tasks the simulation made.

@@ -95,7 +95,7 @@ void run(const ReportArgs& a) {
     const Scenario s = load_checked_scenario(a.scenario);
     const Layout l = resolve_layout(s, s.layout);
     const StepContext ctx(s);
-    const Simulation sim = simulate(ctx, l);
+    const Simulation sim = simulate(ctx, l, TaskLabels::Describe);
     ReportModel report{.title = "sextant report: " + s.name, .generator = version_text(), .facts = scenario_facts(s, &l)};
     add_step_sections(report, s, l, sim);
     add_planner(report, s, a);

@@ -39,7 +39,7 @@ void run(const SimulateArgs& a) {
         check_work(Work::TraceBytes, estimated_trace_bytes(tasks), "--trace", fmt::format("\"{}\" (about {:.3g} tasks)", a.trace, tasks));
     }
     const StepContext ctx(s);
-    const Simulation sim = simulate(ctx, l);
+    const Simulation sim = simulate(ctx, l, TaskLabels::Describe);
     const StepResult& r = sim.result;
     check_fit(r.memory, a.require_fit);
     if (!a.trace.empty()) write_output_file(a.trace, chrome_trace(sim, s.name), "--trace");

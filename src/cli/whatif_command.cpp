@@ -2,8 +2,12 @@
 // studies on the failure/checkpoint/restart simulator of src/reliability/.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/option_checks.hpp"
@@ -13,10 +17,10 @@
 #include "core/output_file.hpp"
 #include "memory/memory_model.hpp"
 #include "reliability/duration_text.hpp"
-#include "reliability/interval_formulas.hpp"
 #include "reliability/interval_study.hpp"
 #include "reliability/run_setup.hpp"
 #include "reliability/scenario_parts.hpp"
+#include "reliability/whatif_studies.hpp"
 #include "report/html_report.hpp"
 #include "spec/scenario.hpp"
 
@@ -39,6 +43,7 @@ struct WhatifOptions {
     double train_tokens = 0;   // 0: the scenario's budget
     double days = 0;           // 0: the token budget; else this much failure-free training
     bool require_fit = false;
+    unsigned threads = 0;      // 0: every core
 };
 
 struct Study {
@@ -79,6 +84,19 @@ Study load_study(const WhatifOptions& o, bool interval_is_single) {
     return s;
 }
 
+// Trials, seed and threads of a study; on a terminal (and not --json), a progress line on stderr
+// after each simulated point, erased at the end.
+TrialOptions trial_options(const WhatifOptions& o, const Study& s, const char* study_name) {
+    TrialOptions t{s.trials, s.seed, o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency()), {}};
+    if (!o.as_json && isatty(STDERR_FILENO))
+        t.progress = [study_name](std::size_t done, std::size_t total) {
+            if (done < total) std::fprintf(stderr, "\rwhatif %s: %zu/%zu points", study_name, done, total);
+            else std::fprintf(stderr, "\r%40s\r", "");
+            std::fflush(stderr);
+        };
+    return t;
+}
+
 // The page of a study: its title, and what the numbers rest on as the header's facts.
 ReportModel study_report(const Study& s, const std::string& study_name) {
     ReportModel report;
@@ -99,7 +117,7 @@ void run_checkpoint(const WhatifOptions& o) {
     const DurationRange range = parse_duration_range(o.interval.empty() ? "5m..4h" : o.interval, "--interval");
     if (o.points < 3 || o.points > 200)
         throw InputError("--points", std::to_string(o.points), "must be between 3 and 200");
-    const IntervalStudy study = sweep_intervals(s.setup.model, range.low_s, range.high_s, o.points, s.trials, s.seed);
+    const IntervalStudy study = checkpoint_study(s.setup, range.low_s, range.high_s, o.points, trial_options(o, s, "checkpoint"));
     if (!o.csv.empty()) write_output_file(o.csv, interval_study_csv(study), "--csv");
     if (!o.svg.empty()) write_output_file(o.svg, interval_study_svg(study, s.scenario.name + ": goodput against checkpoint interval"), "--svg");
     if (!o.html.empty()) {
@@ -142,68 +160,27 @@ std::vector<double> values_or(const WhatifOptions& o, const char* fallback, doub
 }
 
 void run_spares(const WhatifOptions& o) {
-    Study s = load_study(o, true);
-    std::vector<SweepRow> rows;
-    for (double n : values_or(o, "0,1,2,4,8,16,32", 0)) {
-        ReliabilitySpec spec = s.setup.spec;
-        spec.restart.hot_spares = static_cast<std::int64_t>(n);
-        RunModel m = derive_run_model(s.setup, spec, s.setup.times);
-        rows.push_back({fmt::format("{:.0f}", n), n, simulate_runs(m, s.trials, s.seed)});
-    }
-    print_sweep(o, s, "spares", "hot_spares", rows,
+    const Study s = load_study(o, true);
+    print_sweep(o, s, "spares", "hot_spares", spares_study(s.setup, values_or(o, "0,1,2,4,8,16,32", 0), trial_options(o, s, "spares")),
                 "0 spares: every hardware failure waits for the node's repair (/reliability/restart/replacement_h)");
 }
 
 void run_failure_rate(const WhatifOptions& o) {
-    Study s = load_study(o, true);
-    std::vector<SweepRow> rows;
-    for (double k : values_or(o, "0.25,0.5,1,2,4", 0)) {
-        ReliabilitySpec spec = s.setup.spec;
-        spec.rate_multiplier *= k;
-        RunModel m = derive_run_model(s.setup, spec, s.setup.times);
-        rows.push_back({fmt::format("x{:g}", k), k, simulate_runs(m, s.trials, s.seed)});
-    }
-    print_sweep(o, s, "failure-rate", "rate_multiplier", rows, "");
+    const Study s = load_study(o, true);
+    print_sweep(o, s, "failure-rate", "rate_multiplier",
+                failure_rate_study(s.setup, values_or(o, "0.25,0.5,1,2,4", 0), trial_options(o, s, "failure-rate")), "");
 }
 
 void run_storage(const WhatifOptions& o) {
-    Study s = load_study(o, true);
-    std::vector<SweepRow> rows;
-    for (double k : values_or(o, "0.25,0.5,1,2,4", 1e-6)) {
-        Scenario scaled = s.scenario;
-        scaled.cluster.storage.write_gbps *= k;
-        scaled.cluster.storage.read_gbps *= k;
-        ReliabilitySpec spec = s.setup.spec;
-        if (spec.checkpoint.write_s) spec.checkpoint.write_s = *spec.checkpoint.write_s / k;
-        if (spec.restart.load_s) spec.restart.load_s = *spec.restart.load_s / k;
-        const CheckpointTimes times = checkpoint_times(scaled, spec, s.setup.size);
-        RunModel m = derive_run_model(s.setup, spec, times);
-        rows.push_back({fmt::format("x{:g} (write {}, load {})", k, duration_label(times.write_s),
-                                    duration_label(times.load_s)),
-                        k, simulate_runs(m, s.trials, s.seed)});
-    }
-    print_sweep(o, s, "storage", "bandwidth_multiplier", rows,
+    const Study s = load_study(o, true);
+    print_sweep(o, s, "storage", "bandwidth_multiplier",
+                storage_study(s.scenario, s.setup, values_or(o, "0.25,0.5,1,2,4", 1e-6), trial_options(o, s, "storage")),
                 "the checkpoint interval stays fixed; run `whatif checkpoint` for each storage to re-optimize");
 }
 
 void run_async(const WhatifOptions& o) {
-    Study s = load_study(o, true);
-    std::vector<SweepRow> rows;
-    for (bool async : {false, true}) {
-        ReliabilitySpec spec = s.setup.spec;
-        spec.checkpoint.async = async;
-        RunModel m = derive_run_model(s.setup, spec, s.setup.times);
-        const char* kind = async ? "async" : "blocking";
-        rows.push_back({fmt::format("{} every {} (stall {})", kind, duration_label(m.checkpoint.interval_s),
-                                    duration_label(m.checkpoint.stall_s)),
-                        async ? 1.0 : 0.0, simulate_runs(m, s.trials, s.seed)});
-        // Saves queue behind the previous background write, and happen at step boundaries.
-        m.checkpoint.interval_s = std::max({daly_interval(m.checkpoint.stall_s, 1.0 / m.failure_rate()),
-                                            m.checkpoint.write_s, s.setup.step.seconds});
-        rows.push_back({fmt::format("{} every {} (Daly)", kind, duration_label(m.checkpoint.interval_s)),
-                        async ? 1.0 : 0.0, simulate_runs(m, s.trials, s.seed)});
-    }
-    print_sweep(o, s, "async", "async", rows,
+    const Study s = load_study(o, true);
+    print_sweep(o, s, "async", "async", async_study(s.setup, trial_options(o, s, "async")),
                 "async: the save blocks only for the device-to-host snapshot; a failure before the background "
                 "write ends loses that checkpoint");
 }
@@ -222,6 +199,7 @@ void add_common(CLI::App* cmd, WhatifOptions& o) {
         ->check(positive("must be a positive number of tokens"));
     cmd->add_option("--days", o.days, "instead of a token budget: this many days of failure-free training")
         ->check(positive("must be a positive number of days"));
+    cmd->add_option("--threads", o.threads, "threads the trials are split across (default or 0: all cores; the answer does not depend on it)");
 }
 }  // namespace
 

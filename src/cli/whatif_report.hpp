@@ -6,15 +6,11 @@
 
 #include "reliability/interval_study.hpp"
 #include "reliability/run_setup.hpp"
+#include "reliability/whatif_studies.hpp"
 
 namespace sextant::cli {
 
-// One row of a small sweep: a label, the swept value, and the simulated run.
-struct SweepRow {
-    std::string label;
-    double value = 0;
-    reliability::RunSummary summary;
-};
+using reliability::SweepRow;
 
 // What the numbers of a study rest on: step time and its source, budget, checkpoint, failures.
 std::string setup_text(const std::string& scenario_name, const reliability::RunSetup& setup,

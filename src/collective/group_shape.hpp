@@ -36,9 +36,14 @@ struct GroupShape {
     }
 };
 
-// `link_efficiency` is the achieved fraction of line rate on the scale-out network.
+// `link_efficiency` is the achieved fraction of line rate on the scale-out network. Link loads are
+// counted per fabric tier from the members' leaves and pods (arithmetic on the tree).
 GroupShape analyse_group(const ClusterGraph& graph, const GroupPlacement& group, double link_efficiency,
                          bool with_all_to_all);
+// The same by walking every flow's route over the graph, link by link: the reference the tier
+// arithmetic is tested against, and the way to analyse a fabric that is not the regular tree.
+GroupShape analyse_group_routed(const ClusterGraph& graph, const GroupPlacement& group, double link_efficiency,
+                                bool with_all_to_all);
 
 std::string span_name(Span span);
 

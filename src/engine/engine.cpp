@@ -21,14 +21,21 @@ TaskId Engine::add_task(StreamId stream, TimeNs duration, std::uint16_t category
     const auto id = static_cast<TaskId>(tasks_.size());
     tasks_.push_back({stream, std::max<TimeNs>(duration, 0), -1, -1, category, label});
     stream_tasks_[stream].push_back(id);
-    dependents_.emplace_back();
+    first_edge_.push_back(kNoEdge);
+    last_edge_.push_back(kNoEdge);
     pending_.push_back(0);
     ready_at_.push_back(0);
     return id;
 }
 
 void Engine::add_dependency(TaskId before, TaskId after, TimeNs delay) {
-    dependents_[before].push_back({after, delay});
+    // Appended at the list's tail: dependents are visited in the order they were added, which
+    // fixes the order of events at equal times.
+    const auto id = static_cast<std::uint32_t>(edges_.size());
+    edges_.push_back({delay, after, kNoEdge});
+    if (first_edge_[before] == kNoEdge) first_edge_[before] = id;
+    else edges_[last_edge_[before]].next = id;
+    last_edge_[before] = id;
     ++pending_[after];
 }
 
@@ -59,7 +66,8 @@ TimeNs Engine::run() {
             task.sequence = started++;
             stream_free_[s] = task.end;
             events.emplace(task.end, sequence++, t);
-            for (const Edge& e : dependents_[t]) {
+            for (std::uint32_t i = first_edge_[t]; i != kNoEdge; i = edges_[i].next) {
+                const Edge& e = edges_[i];
                 ready_at_[e.to] = std::max(ready_at_[e.to], task.end + e.delay);
                 if (--pending_[e.to] == 0) to_try.push_back(tasks_[e.to].stream);
             }
@@ -91,8 +99,8 @@ std::string Engine::deadlock_report() const {
         std::vector<std::string> waits;
         for (TaskId u = 0; u < tasks_.size(); ++u)
             if (tasks_[u].end < 0)
-                for (const Edge& e : dependents_[u])
-                    if (e.to == t) waits.push_back("task " + std::to_string(u) + " on '" + streams_[tasks_[u].stream].name + "'");
+                for (std::uint32_t i = first_edge_[u]; i != kNoEdge; i = edges_[i].next)
+                    if (edges_[i].to == t) waits.push_back("task " + std::to_string(u) + " on '" + streams_[tasks_[u].stream].name + "'");
         for (std::size_t i = 0; i < waits.size(); ++i) out << (i ? ", " : ": ") << waits[i];
         out << "\n";
     }

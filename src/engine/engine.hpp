@@ -47,9 +47,13 @@ public:
     const std::vector<StreamInfo>& streams() const { return streams_; }
 
 private:
+    // Dependencies in one arena, each task's as a linked list (first_edge_, Edge::next): no
+    // allocation per task, so memory grows linearly with tasks at a few bytes each.
+    static constexpr std::uint32_t kNoEdge = 0xffffffffu;
     struct Edge {
-        TaskId to;
         TimeNs delay;
+        TaskId to;
+        std::uint32_t next;
     };
     std::string deadlock_report() const;
 
@@ -58,7 +62,8 @@ private:
     std::vector<std::size_t> stream_head_;
     std::vector<TimeNs> stream_free_;
     std::vector<TaskRecord> tasks_;
-    std::vector<std::vector<Edge>> dependents_;
+    std::vector<Edge> edges_;
+    std::vector<std::uint32_t> first_edge_, last_edge_;  // per task; kNoEdge when none
     std::vector<std::uint32_t> pending_;
     std::vector<TimeNs> ready_at_;
 };

@@ -1,6 +1,7 @@
 #include "memory/memory_model.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "memory/activations.hpp"
 #include "memory/stage_params.hpp"
@@ -74,12 +75,20 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
     const double dense_shards = d(l.dp * l.cp);
     const double expert_shards = d(l.edp());
     report.capacity = Bytes(s.cluster.gpu.hbm_gib * kGiB);
+    LayerParams layer_params(s.model, l);
+    // A layer's stored activations, like its parameters, depend only on whether it is MoE.
+    std::optional<double> activations_of_kind[2];
+    const auto activation_bytes = [&](std::int64_t layer) {
+        std::optional<double>& kind = activations_of_kind[s.model.layer_is_moe(layer) ? 1 : 0];
+        if (!kind) kind = layer_activation_bytes(s, l, traits, layer);
+        return *kind;
+    };
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         StageMemory m;
         m.stage = stage;
         const auto range = ranges[static_cast<std::size_t>(stage)];
         m.layers = range.second - range.first;
-        const StageParams params = stage_params(s.model, l, stage);
+        const StageParams params = stage_params(s.model, l, stage, layer_params);
         const bool base_trained = s.training.mode != TrainingMode::Lora;
         const ModelStates dense = model_states(s.training, traits, l, params.dense, dense_shards, base_trained);
         const ModelStates expert = model_states(s.training, traits, l, params.expert, expert_shards, base_trained);
@@ -92,7 +101,7 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
         // buffer of the largest layer stays on the GPU for the moves.
         double per_microbatch = 0, offload_buffer = 0;
         for (std::int64_t layer = range.first; layer < range.second; ++layer) {
-            const double bytes = layer_activation_bytes(s, l, traits, layer);
+            const double bytes = activation_bytes(layer);
             if (layer - range.first < l.activation_offload_layers) offload_buffer = std::max(offload_buffer, 2.0 * bytes);
             else per_microbatch += bytes;
         }

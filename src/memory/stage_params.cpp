@@ -21,11 +21,15 @@ std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layo
 }
 
 StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64_t layer) {
+    return layer_params_of_kind(m, l, m.layer_is_moe(layer));
+}
+
+StageParams layer_params_of_kind(const ModelSpec& m, const Layout& l, bool moe) {
     const double tp = d(l.tp);
     StageParams p;
     // Norms are replicated across TP ranks; everything else is split by Megatron's TP.
     p.dense = attention_params_per_layer(m) / tp + 2.0 * norm_params(m);
-    if (!m.layer_is_moe(layer)) {
+    if (!moe) {
         p.dense += mlp_params(m, m.ffn_hidden) / tp;
         return p;
     }
@@ -110,11 +114,12 @@ double adapter_params(const Scenario& s, const Layout& l, std::int64_t layers) {
 namespace {
 // The parameters of model stage `stage`'s layers, with the embedding where the stage holds the
 // start of the model and the output layer where it holds the end.
-StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage, bool first, bool last) {
+StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage, bool first, bool last,
+                               LayerParams& layer_params) {
     const auto range = stage_layer_ranges(l)[static_cast<std::size_t>(stage)];
     StageParams p;
     for (std::int64_t layer = range.first; layer < range.second; ++layer) {
-        StageParams lp = layer_params_per_gpu(m, l, layer);
+        const StageParams& lp = layer_params(layer);
         p.dense += lp.dense;
         p.expert += lp.expert;
     }
@@ -131,7 +136,7 @@ StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t
         // Each MTP module: a layer of the last layer's kind, a 2h -> h projection and norms; it
         // shares the embedding and output head already counted.
         for (std::int64_t k = 0; k < m.mtp_layers; ++k) {
-            StageParams lp = layer_params_per_gpu(m, l, m.layers - 1);
+            const StageParams& lp = layer_params(m.layers - 1);
             p.dense += lp.dense + 2.0 * h * h / tp + 3.0 * norm_params(m);
             p.expert += lp.expert;
         }
@@ -144,13 +149,18 @@ StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t
 // Where the schedule places the embedding and the output layer (src/schedule/): the first and last
 // stages, or the first stage for both (ZB-V); DualPipe's stages hold their mirror stage too.
 StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage) {
+    LayerParams layers(m, l);
+    return stage_params(m, l, stage, layers);
+}
+
+StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage, LayerParams& layers) {
     const ScheduleDef& def = l.schedule_def();
     const std::int64_t chunks = schedule_chunks(def, l.vp);
     if (def.placement == Placement::Dual) {
         StageParams p;
         for (std::int64_t c = 0; c < chunks; ++c) {
             const std::int64_t model_stage = chunk_model_stage(def, l.pp, stage, c);
-            const StageParams q = model_stage_params(m, l, model_stage, model_stage == 0, model_stage == l.pp - 1);
+            const StageParams q = model_stage_params(m, l, model_stage, model_stage == 0, model_stage == l.pp - 1, layers);
             p.dense += q.dense;
             p.expert += q.expert;
         }
@@ -158,7 +168,7 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage
     }
     bool first = false;
     for (std::int64_t c = 0; c < chunks; ++c) first = first || chunk_has_embedding(def, l.pp, stage, c, chunks);
-    return model_stage_params(m, l, stage, first, stage_holds_output(l, stage));
+    return model_stage_params(m, l, stage, first, stage_holds_output(l, stage), layers);
 }
 
 bool stage_holds_output(const Layout& l, std::int64_t stage) {

@@ -1,6 +1,8 @@
 #include "planner/planner.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <thread>
 #include <tuple>
 
@@ -113,25 +115,48 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     const unsigned threads = std::max(1u, std::min<unsigned>(options_.threads, static_cast<unsigned>(work.size() / 64 + 1)));
     std::vector<std::vector<ScreenedCandidate>> partial(threads);
     Progress progress("screening layouts", static_cast<double>(work.size()));
+    // Threads take chunks in turn rather than fixed halves: new group shapes (the costly first
+    // screen of a layout family) cluster in candidate order, so fixed halves leave one thread idle.
+    // What is kept is a property of the set (keep_best's total order), so the answer does not
+    // depend on which thread screened what.
+    constexpr std::size_t kChunk = 256;
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stopped{false};
     auto run = [&](unsigned t) {
         auto& best = partial[t];
-        const std::size_t begin = work.size() * t / threads, end = work.size() * (t + 1) / threads;
-        for (std::size_t w = begin; w < end; ++w) {
-            if (!progress.tick()) break;  // Ctrl-C: the threads stop, then the caller is told
-            const auto [v, i] = work[w];
-            const Variant& variant = variants_[v];
-            const Candidate& c = candidates_[v][i];
-            PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
-            if (!offered(score)) continue;
-            best.push_back({v, c, objective(score)});
-            if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
+        for (std::size_t begin = next.fetch_add(kChunk); begin < work.size() && !stopped; begin = next.fetch_add(kChunk)) {
+            for (std::size_t w = begin; w < std::min(begin + kChunk, work.size()); ++w) {
+                if (!progress.tick()) {  // Ctrl-C: the threads stop, then the caller is told
+                    stopped = true;
+                    break;
+                }
+                const auto [v, i] = work[w];
+                const Variant& variant = variants_[v];
+                const Candidate& c = candidates_[v][i];
+                PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
+                if (!offered(score)) continue;
+                best.push_back({v, c, objective(score)});
+                if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
+            }
         }
         keep_best(best, limit, per_variant);
     };
+    // A thread's exception (a layout refused for work) is rethrown after every thread joined.
+    std::vector<std::exception_ptr> errors(threads);
+    const auto guarded = [&](unsigned t) {
+        try {
+            run(t);
+        } catch (...) {
+            errors[t] = std::current_exception();
+            stopped = true;
+        }
+    };
     std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run, t);
-    run(0);
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
+    guarded(0);
     for (auto& th : pool) th.join();
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
     throw_if_interrupted();
 
     std::vector<ScreenedCandidate> merged;
@@ -174,17 +199,34 @@ std::vector<ScreenedScore> Planner::fitting_scores() const {
 
 std::vector<Plan> Planner::finish(std::vector<ScreenedCandidate> screened) const {
     keep_best(screened, options_.simulate_top, per_variant_kept());
-    std::vector<Plan> plans;
-    for (const auto& s : screened) {
-        const Variant& variant = variants_[s.variant];
-        Plan p;
-        p.variant = s.variant;
-        p.candidate = s.candidate;
-        p.layout = to_layout(variant.scenario, fixed_, s.candidate);
-        p.screened = variant.evaluator->screen(p.layout);
-        p.simulated = variant.evaluator->simulate(p.layout);
-        plans.push_back(std::move(p));
-    }
+    // The simulations are independent: threads take them in turn and each lands in its own slot,
+    // so the plans do not depend on the thread count. Run one after another they were the serial
+    // part that kept two threads from halving a plan's time.
+    std::vector<Plan> plans(screened.size());
+    std::vector<std::exception_ptr> errors(screened.size());
+    std::atomic<std::size_t> next{0};
+    auto run = [&] {
+        for (std::size_t i = next.fetch_add(1); i < screened.size(); i = next.fetch_add(1)) {
+            const ScreenedCandidate& s = screened[i];
+            const Variant& variant = variants_[s.variant];
+            Plan& p = plans[i];
+            p.variant = s.variant;
+            p.candidate = s.candidate;
+            p.layout = to_layout(variant.scenario, fixed_, s.candidate);
+            try {
+                p.screened = variant.evaluator->screen(p.layout);
+                p.simulated = variant.evaluator->simulate(p.layout);
+            } catch (...) {
+                errors[i] = std::current_exception();  // rethrown below, the first plan's first
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < std::min<std::size_t>(options_.threads, screened.size()); ++t) pool.emplace_back(run);
+    run();
+    for (auto& th : pool) th.join();
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
     std::stable_sort(plans.begin(), plans.end(), [&](const Plan& a, const Plan& b) {
         ScreenedCandidate x{static_cast<std::uint32_t>(a.variant), a.candidate, objective(a.simulated)};
         ScreenedCandidate y{static_cast<std::uint32_t>(b.variant), b.candidate, objective(b.simulated)};

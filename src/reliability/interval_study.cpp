@@ -8,10 +8,10 @@
 namespace sextant::reliability {
 
 namespace {
-RunSummary simulate_at(const RunModel& base, double interval, std::int64_t trials, std::uint64_t seed) {
+RunSummary simulate_at(const RunModel& base, double interval, std::int64_t trials, std::uint64_t seed, unsigned threads) {
     RunModel m = base;
     m.checkpoint.interval_s = interval;
-    return simulate_runs(m, trials, seed);
+    return simulate_runs(m, trials, seed, threads);
 }
 
 // Vertex of the parabola through (x0,y0), (x1,y1), (x2,y2); x1 when they are collinear.
@@ -25,14 +25,17 @@ double parabola_vertex(double x0, double y0, double x1, double y1, double x2, do
 }  // namespace
 
 IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s, int points,
-                              std::int64_t trials, std::uint64_t seed) {
+                              std::int64_t trials, std::uint64_t seed, unsigned threads,
+                              const std::function<void(std::size_t, std::size_t)>& progress) {
     IntervalStudy s;
     const int n = std::max(points, 2);
     check_study_work(base, trials, n + 1);  // the points and the refined optimum
     const double step = std::log(high_s / low_s) / (n - 1);
+    const auto total = static_cast<std::size_t>(n) + 1;  // the grid and the refined optimum
     for (int i = 0; i < n; ++i) {
         const double interval = low_s * std::exp(step * i);
-        s.curve.push_back({interval, simulate_at(base, interval, trials, seed)});
+        s.curve.push_back({interval, simulate_at(base, interval, trials, seed, threads)});
+        if (progress) progress(s.curve.size(), total);
     }
     std::size_t best = 0;
     for (std::size_t i = 1; i < s.curve.size(); ++i)
@@ -44,12 +47,13 @@ IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s,
         auto y = [&](std::size_t i) { return s.curve[i].summary.goodput.mean; };
         const double vertex = std::exp(parabola_vertex(x(best - 1), y(best - 1), x(best), y(best),
                                                        x(best + 1), y(best + 1)));
-        RunSummary there = simulate_at(base, vertex, trials, seed);
+        RunSummary there = simulate_at(base, vertex, trials, seed, threads);
         if (there.goodput.mean >= s.at_optimum.goodput.mean) {
             s.optimal_interval_s = vertex;
             s.at_optimum = there;
         }
     }
+    if (progress) progress(total, total);
     s.stall_s = base.checkpoint.stall_s;
     s.mtbf_s = 1.0 / base.failure_rate();
     s.young_interval_s = young_interval(s.stall_s, s.mtbf_s);

@@ -1,6 +1,10 @@
 #include "reliability/run_simulator.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <iterator>
+#include <thread>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -364,10 +368,58 @@ void check_study_work(const RunModel& model, std::int64_t trials, std::int64_t p
                fmt::format("{} trials x {} runs of about {:.3g} events", trials, points, per_trial));
 }
 
-RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed) {
+namespace {
+// One trial's numbers in a flat row: the eight totals, then events, lost work and downtime per cause.
+constexpr std::size_t kTotals = 8;
+
+void store(const TrialResult& r, double* row) {
+    const double totals[kTotals] = {r.wall_s, r.work_s, r.stall_s, r.detection_s, r.spare_wait_s, r.restart_s, r.maintenance_s, r.lost_checkpoints};
+    std::copy(std::begin(totals), std::end(totals), row);
+    const std::size_t causes = r.events.size();
+    std::copy(r.events.begin(), r.events.end(), row + kTotals);
+    std::copy(r.lost_work_s.begin(), r.lost_work_s.end(), row + kTotals + causes);
+    std::copy(r.downtime_s.begin(), r.downtime_s.end(), row + kTotals + 2 * causes);
+}
+
+// Runs trials [first, first + count) on `threads` threads into rows of `width`. Threads take
+// chunks of trials in turn; each trial's seed is fixed by its index, so the rows do not depend
+// on which thread ran them. A trial that throws (a run that cannot finish) stops the window; the
+// error of the lowest such trial is rethrown, as one thread would have met it first.
+void run_window(const RunModel& model, std::uint64_t seed, std::int64_t first, std::int64_t count, unsigned threads,
+                std::size_t width, std::vector<double>& rows) {
+    constexpr std::int64_t kChunk = 32;
+    std::atomic<std::int64_t> next{0};
+    std::atomic<bool> failed{false};
+    std::vector<std::pair<std::int64_t, std::exception_ptr>> errors(threads, {std::numeric_limits<std::int64_t>::max(), nullptr});
+    auto work = [&](unsigned t) {
+        RunSimulator sim(model);
+        TrialResult r;
+        try {
+            for (std::int64_t begin = next.fetch_add(kChunk); begin < count && !failed; begin = next.fetch_add(kChunk))
+                for (std::int64_t i = begin; i < std::min(begin + kChunk, count); ++i) {
+                    errors[t].first = i;
+                    sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(first + i)), r);
+                    store(r, rows.data() + static_cast<std::size_t>(i) * width);
+                }
+        } catch (...) {
+            errors[t].second = std::current_exception();
+            failed = true;
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (auto& th : pool) th.join();
+    const std::pair<std::int64_t, std::exception_ptr>* worst = nullptr;
+    for (const auto& e : errors)
+        if (e.second && (!worst || e.first < worst->first)) worst = &e;
+    if (worst) std::rethrow_exception(worst->second);
+}
+}  // namespace
+
+RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed, unsigned threads) {
+    check_run_model(model);
     check_study_work(model, trials, 1);
-    RunSimulator sim(model);
-    TrialResult r;
     RunSummary s;
     s.trials = trials;
     s.work_s = model.work_s;
@@ -375,26 +427,37 @@ RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64
     s.causes.resize(causes);
     for (std::size_t k = 0; k < model.failures.size(); ++k) s.causes[k].cause = model.failures[k].cause;
     s.causes.back().cause = "maintenance";
+    // Trials run in windows (bounded memory), in parallel; their rows are then summed in trial
+    // order, so the summary is the same to the bit for any thread count.
+    constexpr std::int64_t kWindow = 16384;
+    const std::size_t width = kTotals + 3 * causes;
+    std::vector<double> rows;
     double wall = 0, wall_sq = 0, good = 0, good_sq = 0;
     Progress progress("Monte Carlo trials", static_cast<double>(trials));
-    for (std::int64_t i = 0; i < trials; ++i) {
-        progress.advance();
-        sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(i)), r);
-        const double g = r.work_s / r.wall_s;
-        wall += r.wall_s;
-        wall_sq += r.wall_s * r.wall_s;
-        good += g;
-        good_sq += g * g;
-        s.stall_s += r.stall_s;
-        s.detection_s += r.detection_s;
-        s.spare_wait_s += r.spare_wait_s;
-        s.restart_s += r.restart_s;
-        s.maintenance_s += r.maintenance_s;
-        s.lost_checkpoints += r.lost_checkpoints;
-        for (std::size_t k = 0; k < causes; ++k) {
-            s.causes[k].events += r.events[k];
-            s.causes[k].lost_work_s += r.lost_work_s[k];
-            s.causes[k].downtime_s += r.downtime_s[k];
+    for (std::int64_t first = 0; first < trials; first += kWindow) {
+        const std::int64_t count = std::min(kWindow, trials - first);
+        rows.resize(static_cast<std::size_t>(count) * width);
+        const unsigned used = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(count / 64 + 1)));
+        run_window(model, seed, first, count, used, width, rows);
+        progress.advance(static_cast<double>(count));  // Ctrl-C stops between windows
+        for (std::int64_t i = 0; i < count; ++i) {
+            const double* r = rows.data() + static_cast<std::size_t>(i) * width;
+            const double g = r[1] / r[0];
+            wall += r[0];
+            wall_sq += r[0] * r[0];
+            good += g;
+            good_sq += g * g;
+            s.stall_s += r[2];
+            s.detection_s += r[3];
+            s.spare_wait_s += r[4];
+            s.restart_s += r[5];
+            s.maintenance_s += r[6];
+            s.lost_checkpoints += r[7];
+            for (std::size_t k = 0; k < causes; ++k) {
+                s.causes[k].events += r[kTotals + k];
+                s.causes[k].lost_work_s += r[kTotals + causes + k];
+                s.causes[k].downtime_s += r[kTotals + 2 * causes + k];
+            }
         }
     }
     const double n = static_cast<double>(trials);

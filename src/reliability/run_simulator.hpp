@@ -74,9 +74,10 @@ struct RunSummary {
     double lost_work_s() const;
 };
 
-// `trials` trials with seeds trial_seed(seed, 0..trials-1). Refuses work beyond the RunEvents
-// limit (check_study_work with one point) before the first trial.
-RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed);
+// `trials` trials with seeds trial_seed(seed, 0..trials-1), split across `threads` threads; the
+// summary is the same to the bit for any thread count. Refuses work beyond the RunEvents limit
+// (check_study_work with one point) before the first trial.
+RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed, unsigned threads = 1);
 
 // The events one trial draws, from above: each failure and maintenance costs an interruption and
 // a restart, and the quiet cycles between them are skipped whole (a run is periodic there).

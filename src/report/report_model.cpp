@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "report/breakdown_json.hpp"
 
 namespace sextant {
@@ -105,6 +106,8 @@ const char* slice_kind_name(SliceKind kind) {
 
 StepView step_view(const Simulation& sim, std::string layout_label) {
     StepView v;
+    if (sim.info.empty() && !sim.engine.tasks().empty())
+        throw InternalError("tasks shown from a simulation run without TaskLabels::Describe");
     v.layout = std::move(layout_label);
     v.result = sim.result;
     const Engine& e = sim.engine;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
+
 namespace sextant {
 
 namespace {
@@ -184,6 +186,8 @@ double estimated_trace_bytes(double tasks) {
 
 std::string chrome_trace(const Simulation& sim, const std::string& title) {
     const Engine& e = sim.engine;
+    if (sim.info.empty() && !sim.engine.tasks().empty())
+        throw InternalError("tasks shown from a simulation run without TaskLabels::Describe");
     TimeNs makespan = 0;
     for (const TaskRecord& t : e.tasks()) makespan = std::max(makespan, t.end);
     const Clock clock(makespan);

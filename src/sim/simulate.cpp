@@ -48,14 +48,16 @@ CommDetails comm_details(const StepContext& ctx, const Layout& layout, const Ste
 
 class Builder {
 public:
-    Builder(const StepPlan& plan, const Layout& l, const CommDetails& comm, Simulation& sim)
+    Builder(const StepPlan& plan, const Layout& l, const CommDetails& comm, bool labels, Simulation& sim)
         : plan_(plan),
           l_(l),
           comm_(comm),
           sim_(sim),
           def_(l.schedule_def()),
           shape_(plan.shape),
-          chunks_(schedule_chunks(def_, l.vp)) {}
+          chunks_(schedule_chunks(def_, l.vp)),
+          m_(plan.microbatches),
+          labels_(labels) {}
 
     void build() {
         Engine& e = sim_.engine;
@@ -64,6 +66,9 @@ public:
                                 e.add_stream("dp", static_cast<std::uint32_t>(s))});
         const std::vector<StageTimes> times = stage_times(plan_, l_);
         const auto orders = def_.order(shape_, times);
+        tasks_.assign(static_cast<std::size_t>(l_.pp * 2 * m_ * chunks_), 0);
+        last_compute_.assign(static_cast<std::size_t>(l_.pp), 0);
+        last_backward_.assign(static_cast<std::size_t>(l_.pp * chunks_), 0);
         // Compute tasks first (every stage's order), then the transfers and reductions they feed.
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             add_gather_wait(s);
@@ -79,7 +84,6 @@ public:
     }
 
 private:
-    using Key = std::tuple<std::int64_t, bool, std::int64_t, std::int64_t>;  // stage, forward, microbatch, chunk
 
     // The previous step's overlapped parameter gather, as far as the first forward waits for it.
     void add_gather_wait(std::int64_t s) {
@@ -147,13 +151,13 @@ private:
             category = kPair;
         }
         const TaskId id = sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(seconds), category, label(std::move(info)));
-        if (t.pass != Pass::Weight) tasks_[{s, t.pass == Pass::Forward, t.microbatch, t.chunk}] = id;
+        if (t.pass != Pass::Weight) tasks_[key(s, t.pass == Pass::Forward, t.microbatch, t.chunk)] = id;
         if (t.paired_microbatch >= 0) {
-            tasks_[{s, false, t.paired_microbatch, t.paired_chunk}] = id;
-            last_backward_[{s, t.paired_chunk}] = id;
+            tasks_[key(s, false, t.paired_microbatch, t.paired_chunk)] = id;
+            last_backward_[chunk_key(s, t.paired_chunk)] = id;
         }
-        last_compute_[s] = id;
-        if (t.pass != Pass::Forward) last_backward_[{s, t.chunk}] = id;
+        last_compute_[static_cast<std::size_t>(s)] = id;
+        if (t.pass != Pass::Forward) last_backward_[chunk_key(s, t.chunk)] = id;
     }
 
     // The seconds of one pipeline send from stage s to the consumer's stage.
@@ -168,18 +172,20 @@ private:
 
     void link(std::int64_t s, bool forward, std::int64_t microbatch, std::int64_t chunk) {
         Engine& e = sim_.engine;
-        const TaskId self = tasks_.at({s, forward, microbatch, chunk});
+        const TaskId self = tasks_[key(s, forward, microbatch, chunk)];
         std::int64_t to_stage = 0, to_chunk = 0;
         // The backward where the forward path ends (the loss) follows its own forward.
         if (!forward && !next_hop(def_, shape_, microbatch, s, chunk, true, to_stage, to_chunk))
-            e.add_dependency(tasks_.at({s, true, microbatch, chunk}), self);
+            e.add_dependency(tasks_[key(s, true, microbatch, chunk)], self);
         if (!next_hop(def_, shape_, microbatch, s, chunk, forward, to_stage, to_chunk)) return;
-        const TaskId consumer = tasks_.at({to_stage, forward, microbatch, to_chunk});
+        const TaskId consumer = tasks_[key(to_stage, forward, microbatch, to_chunk)];
         const double seconds = send_seconds(s, forward, to_stage);
         if (seconds <= 0) {
             // Blocking point-to-point: the send is inside this task, which feeds the next directly.
-            sim_.info[e.tasks()[self].label].consumer = consumer;
-            sim_.info[e.tasks()[self].label].peer_stage = to_stage;
+            if (labels_) {
+                sim_.info[e.tasks()[self].label].consumer = consumer;
+                sim_.info[e.tasks()[self].label].peer_stage = to_stage;
+            }
         }
         const TaskId send = e.add_task(streams_[static_cast<std::size_t>(s)].send, ns(seconds), kSend,
                                        label({.name = fmt::format("send {} mb{}", forward ? "act" : "grad", microbatch),
@@ -200,10 +206,10 @@ private:
         const TaskId barrier = e.add_task(global, 0, kBarrier, label({.name = "gradients reduced", .kind = TaskKind::Barrier, .stage = l_.pp}));
         for (std::int64_t s = 0; s < l_.pp; ++s) {
             const StagePlan& sp = plan_.stages[static_cast<std::size_t>(s)];
-            e.add_dependency(last_compute_.at(s), barrier);
+            e.add_dependency(last_compute_[static_cast<std::size_t>(s)], barrier);
             for (std::int64_t c = chunks_ - 1; c >= 0; --c) {
                 const ChunkPlan& chunk = sp.chunks[static_cast<std::size_t>(c)];
-                const TaskId last = last_backward_.at({s, c});
+                const TaskId last = last_backward_[chunk_key(s, c)];
                 const auto& [dense, expert] = comm_.reduce[static_cast<std::size_t>(s)][static_cast<std::size_t>(c)];
                 // A reduction task moves `share` of the chunk's gradients.
                 auto reduce_info = [&](std::string name, double share) {
@@ -226,7 +232,7 @@ private:
                 } else {
                     reduce = e.add_task(streams_[static_cast<std::size_t>(s)].dp, ns(chunk.dp_reduce), kReduce,
                                         label(reduce_info(fmt::format("dp reduce chunk{}", c), 1.0)));
-                    e.add_dependency(last_compute_.at(s), reduce);
+                    e.add_dependency(last_compute_[static_cast<std::size_t>(s)], reduce);
                 }
                 e.add_dependency(reduce, barrier);
             }
@@ -245,7 +251,10 @@ private:
         }
     }
 
+    // Task descriptions only where something shows them (traces, timelines): a step of millions
+    // of tasks keeps none (issue 18).
     std::uint32_t label(TaskInfo info) {
+        if (!labels_) return 0;
         sim_.info.push_back(std::move(info));
         return static_cast<std::uint32_t>(sim_.info.size() - 1);
     }
@@ -273,9 +282,18 @@ private:
     PipelineShape shape_;
     std::int64_t chunks_;
     std::vector<Streams> streams_;
-    std::map<Key, TaskId> tasks_;
-    std::map<std::int64_t, TaskId> last_compute_;
-    std::map<std::pair<std::int64_t, std::int64_t>, TaskId> last_backward_;
+    std::int64_t m_;
+    bool labels_;
+    // Dense indices (issue 18: a std::map keyed by stage, direction, microbatch and chunk made
+    // 65,536 microbatches take 25 s and 3.5 GB).
+    std::vector<TaskId> tasks_;
+    std::vector<TaskId> last_compute_;   // [stage]
+    std::vector<TaskId> last_backward_;  // [stage x chunk]
+
+    std::size_t key(std::int64_t s, bool forward, std::int64_t microbatch, std::int64_t chunk) const {
+        return static_cast<std::size_t>(((s * 2 + (forward ? 1 : 0)) * m_ + microbatch) * chunks_ + chunk);
+    }
+    std::size_t chunk_key(std::int64_t s, std::int64_t chunk) const { return static_cast<std::size_t>(s * chunks_ + chunk); }
 };
 
 // Splits the simulated step on the busiest stage, the one that paces the pipeline (as the closed
@@ -338,7 +356,7 @@ double estimated_tasks(const Layout& l, std::int64_t microbatches) {
     return d(l.pp) * d(l.vp) * (6.0 * d(microbatches) + 4.0) + 1.0;
 }
 
-Simulation simulate(const StepContext& ctx, const Layout& l) {
+Simulation simulate(const StepContext& ctx, const Layout& l, TaskLabels labels) {
     const Scenario& s = ctx.scenario();
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);
     check_work(Work::SimTasks, estimated_tasks(l, microbatches), s.global_batch_path,
@@ -346,7 +364,7 @@ Simulation simulate(const StepContext& ctx, const Layout& l) {
     Simulation sim;
     const StepPlan plan = plan_step(ctx, l);
     const CommDetails comm = comm_details(ctx, l, plan);
-    Builder(plan, l, comm, sim).build();
+    Builder(plan, l, comm, labels == TaskLabels::Describe, sim).build();
     sim.engine.run();
     StepResult& r = sim.result;
     r.memory = estimate_memory(ctx.scenario(), l, ctx.traits());

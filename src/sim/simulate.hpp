@@ -83,8 +83,11 @@ double estimated_tasks(const Layout& layout, std::int64_t microbatches);
 struct Simulation {
     StepResult result;
     Engine engine;  // the executed tasks, for traces
-    std::vector<TaskInfo> info;
+    std::vector<TaskInfo> info;  // with TaskLabels::Describe; else empty and every label is 0
 };
-Simulation simulate(const StepContext& context, const Layout& layout);
+// Descriptions cost more than the simulation itself (a formatted name and the communication
+// details of every task): they are built only for what shows tasks (traces, timelines).
+enum class TaskLabels { None, Describe };
+Simulation simulate(const StepContext& context, const Layout& layout, TaskLabels labels = TaskLabels::None);
 
 }  // namespace sextant

@@ -1,6 +1,7 @@
 #include "sim/stage_plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/math/distributions/normal.hpp>
 
 #include "memory/stage_params.hpp"
@@ -136,6 +137,69 @@ std::int64_t stage_of_gpu(const Layout& l, std::int64_t gpu) {
     return (gpu / dimension_stride(l, ParallelDim::PP)) % l.pp;
 }
 
+namespace {
+// The knobs a layer's cost depends on (layer_cost reads tp, cp, ep, etp, pp, microbatch, ZeRO,
+// optimizer offload, sequence parallelism and recompute; its groups add dp and the rank order),
+// and the context that prices them. The planner's candidates differ mostly in knobs outside this
+// (interleaving, the stage split, activation offload), so many share one entry.
+struct LayerCostKey {
+    std::uint64_t context = 0;
+    std::array<std::int64_t, 8> sizes{};  // tp, cp, ep, etp, pp, dp, microbatch, zero stage
+    std::array<ParallelDim, 5> order{};
+    Recompute recompute = Recompute::None;
+    std::uint8_t modules = 0;
+    bool sequence_parallel = false, optimizer_offload = false;
+    bool operator==(const LayerCostKey&) const = default;
+};
+
+LayerCostKey layer_cost_key(const StepContext& ctx, const Layout& l) {
+    return {ctx.id(), {l.tp, l.cp, l.ep, l.etp, l.pp, l.dp, l.microbatch, l.zero_stage}, l.rank_order, l.recompute,
+            l.recompute_modules, l.sequence_parallel, l.optimizer_offload};
+}
+
+std::size_t hash_of(const LayerCostKey& k) {
+    std::size_t h = static_cast<std::size_t>(k.context) * 0x9e3779b97f4a7c15ull;
+    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+    for (auto v : k.sizes) mix(static_cast<std::uint64_t>(v));
+    for (auto d : k.order) mix(static_cast<std::uint64_t>(d));
+    mix(static_cast<std::uint64_t>(k.recompute));
+    mix(k.modules);
+    mix(k.sequence_parallel ? 1 : 0);
+    mix(k.optimizer_offload ? 1 : 0);
+    return h ^ (h >> 29);
+}
+}  // namespace
+
+LayerKinds layer_kinds(const StepContext& ctx, const Layout& l, const LayoutGroups& groups) {
+    // A per-thread cache, direct-mapped: no lock and no sharing between threads (issue 18), a
+    // fixed size whatever the search, and an entry holds exactly what layer_cost returned, so a
+    // hit changes no bit of any plan. Layers of one kind (dense or MoE MLP, full or windowed
+    // attention) cost the same: each kind is evaluated once, at its first layer.
+    struct Entry {
+        bool valid = false;
+        LayerCostKey key;
+        LayerKinds kinds;
+    };
+    constexpr std::size_t kEntries = 1024;
+    thread_local std::vector<Entry> cache(kEntries);
+    const LayerCostKey key = layer_cost_key(ctx, l);
+    Entry& e = cache[hash_of(key) % kEntries];
+    if (e.valid && e.key == key) return e.kinds;
+    const ModelSpec& m = ctx.scenario().model;
+    const CostContext costs = ctx.costs();
+    std::array<bool, 4> evaluated{};
+    e.kinds = {};
+    for (std::int64_t i = 0; i < m.layers; ++i) {
+        const auto kind = static_cast<std::size_t>((m.layer_is_moe(i) ? 1 : 0) + (m.layer_is_windowed(i) ? 2 : 0));
+        if (evaluated[kind]) continue;
+        e.kinds[kind] = layer_cost(costs, l, groups, i);
+        evaluated[kind] = true;
+    }
+    e.key = key;
+    e.valid = true;
+    return e.kinds;
+}
+
 StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     if (shards_like_zero1(l, ctx.traits())) return plan_step(ctx, effective_sharding(l, ctx.traits()));
     const Scenario& s = ctx.scenario();
@@ -149,18 +213,10 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
 
-    // Layers of one kind (dense or MoE MLP, full or windowed attention) cost the same: evaluate
-    // each kind once.
-    std::array<LayerCost, 4> kinds{};
-    std::array<bool, 4> evaluated{};
     const auto kind_of = [&](std::int64_t layer) {
         return static_cast<std::size_t>((m.layer_is_moe(layer) ? 1 : 0) + (m.layer_is_windowed(layer) ? 2 : 0));
     };
-    for (std::int64_t i = 0; i < m.layers; ++i)
-        if (!evaluated[kind_of(i)]) {
-            kinds[kind_of(i)] = layer_cost(costs, l, groups, i);
-            evaluated[kind_of(i)] = true;
-        }
+    const LayerKinds kinds = layer_kinds(ctx, l, groups);
     const auto cost_of = [&](std::int64_t layer) -> const LayerCost& { return kinds[kind_of(layer)]; };
     const PhaseCost embed_f = embedding_cost(costs, l, false), embed_b = embedding_cost(costs, l, true);
     const PhaseCost out_f = output_cost(costs, l, false), out_b = output_cost(costs, l, true);
@@ -173,6 +229,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     const bool lora = s.training.mode == TrainingMode::Lora;
     const ScheduleDef& schedule = l.schedule_def();
     const std::int64_t chunks = schedule_chunks(schedule, l.vp);
+    LayerParams layer_params(m, l);
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         StagePlan sp;
         sp.slowdown = straggler_slowdown(ctx, l, stage);
@@ -204,7 +261,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
                 exposure.add(chunk.forward_parts, lc.forward, 0.0, lc.backward.compute());
                 exposure.add(chunk.backward_parts, lc.backward, lc.recompute, lc.forward.compute());
                 chunk.weight_grad += lc.backward.weight_grad * sp.slowdown;
-                const StageParams p = layer_params_per_gpu(m, l, layer);
+                const StageParams& p = layer_params(layer);
                 chunk.dense_params += p.dense;
                 chunk.expert_params += p.expert;
             }
@@ -244,7 +301,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             sp.chunks.push_back(chunk);
         }
         // Embedding and output layer parameters belong to the first and last chunks.
-        const StageParams all = lora ? StageParams{adapter_params(s, l, n), 0.0} : stage_params(m, l, stage);
+        const StageParams all = lora ? StageParams{adapter_params(s, l, n), 0.0} : stage_params(m, l, stage, layer_params);
         const double outside_layers = std::max(0.0, all.dense - dense_total);
         sp.chunks.front().dense_params += outside_layers;
         for (auto& chunk : sp.chunks) {

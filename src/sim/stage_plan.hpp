@@ -55,6 +55,10 @@ std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& layout);
 // What running chunk f's forward beside chunk b's backward saves (DualPipe): each one's exposed
 // expert all-to-all, as far as the other's compute covers it.
 double pair_overlap(const ChunkPlan& f, const ChunkPlan& b);
+// One layer's cost for each kind of layer, indexed by (MoE ? 1 : 0) + (windowed ? 2 : 0); kinds
+// the model lacks are left zero. Kept per thread for the layouts seen last.
+using LayerKinds = std::array<LayerCost, 4>;
+LayerKinds layer_kinds(const StepContext& context, const Layout& layout, const LayoutGroups& groups);
 
 // Overlapped gradient reduction and parameter gathers move one bucket per layer: a bucket is
 // reduced once its layer's backward is done, gathered before its layer's forward starts. Of

@@ -1,6 +1,8 @@
 #include "sim/step_context.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -74,13 +76,22 @@ CalibrationProfile scenario_profile(const Scenario& s) {
     return CalibrationProfile::from_json(resolve_part(*named, "calibration", s.base_dir, "/calibration"), "/calibration", s.cluster.gpu);
 }
 
+// Compute, then publish: the lock guards only the lookup and the insertion, never the routing, so
+// threads screening layouts do not wait on each other's new group shapes (issue 18: with the lock
+// held while routing, two threads were no faster than one). Two threads that meet the same new
+// shape both compute it; analysis is deterministic, so whichever is published first is the same.
 struct StepContext::GroupCache {
     using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::array<ParallelDim, 5>>;
-    std::mutex mutex;
+    std::shared_mutex mutex;
     std::map<Key, std::unique_ptr<LayoutGroups>> groups;
 };
 
 namespace {
+std::uint64_t next_context_id() {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1);
+}
+
 // The runtime's overlap fractions scaled by the fitted overlap factor, within [0, 1].
 RuntimeProfile with_overlap_factor(RuntimeProfile r, double factor) {
     r.overlap.tp = std::clamp(r.overlap.tp * factor, 0.0, 1.0);
@@ -101,7 +112,8 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       stragglers_(parse_stragglers(scenario)),
       degraded_(parse_degraded_links(scenario)),
       cache_(std::make_shared<GroupCache>()),
-      model_flops_(model_flops_per_step(scenario)) {
+      model_flops_(model_flops_per_step(scenario)),
+      id_(next_context_id()) {
     if (scenario.layout.schedule) check_schedule_shipped(runtime_, *scenario.layout.schedule, "/layout/schedule");
 }
 
@@ -116,16 +128,21 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     c.degraded_ = degraded_;
     c.cache_ = cache_;
     c.model_flops_ = model_flops_;
+    c.id_ = next_context_id();  // other factors, other costs
     return c;
 }
 
 const LayoutGroups& StepContext::groups(const Layout& l) const {
     const GroupCache::Key key{l.tp, l.pp, l.dp, l.cp, l.ep, l.etp, l.rank_order};
-    std::lock_guard<std::mutex> lock(cache_->mutex);
-    auto it = cache_->groups.find(key);
-    if (it == cache_->groups.end())
-        it = cache_->groups.emplace(key, std::make_unique<LayoutGroups>(analyse_groups(*network_, l, scenario_.model.is_moe()))).first;
-    return *it->second;
+    {
+        std::shared_lock lock(cache_->mutex);
+        const auto it = cache_->groups.find(key);
+        if (it != cache_->groups.end()) return *it->second;
+    }
+    auto computed = std::make_unique<LayoutGroups>(analyse_groups(*network_, l, scenario_.model.is_moe()));
+    std::unique_lock lock(cache_->mutex);
+    // std::map nodes do not move, so the reference stays valid after later insertions.
+    return *cache_->groups.try_emplace(key, std::move(computed)).first->second;
 }
 
 }  // namespace sextant

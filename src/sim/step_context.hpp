@@ -1,10 +1,11 @@
 #pragma once
 // Everything one scenario's step predictions share, built once: calibration and runtime profiles,
 // the network model over the cluster graph, stragglers and degraded links, and a cache of group
-// shapes per layout (routing groups over the graph is the expensive part). Thread-safe.
+// shapes per layout (routing groups over the graph is the expensive part). Thread-safe; no lock is
+// held while a shape is analysed.
 #include <map>
 #include <memory>
-#include <mutex>
+#include <shared_mutex>
 #include <tuple>
 #include <vector>
 
@@ -44,6 +45,9 @@ public:
     CostContext costs() const { return {scenario_, profile_, runtime_, *network_}; }
     // Model FLOPs of one step: the same for every layout, so counted once.
     double model_flops() const { return model_flops_; }
+    // Unique to this context's scenario and profile (copies share it): what keys per-thread
+    // caches of costs, which outlive any one context.
+    std::uint64_t id() const { return id_; }
 
     const LayoutGroups& groups(const Layout& layout) const;
 
@@ -63,6 +67,7 @@ private:
     std::vector<DegradedLink> degraded_;
     std::shared_ptr<GroupCache> cache_;
     double model_flops_ = 0;
+    std::uint64_t id_ = 0;
 };
 
 // The `stragglers` and `degraded_links` parts of a scenario, validated.

@@ -33,6 +33,7 @@ struct ClusterGraph::Impl {
     std::vector<Vertex> parent;        // BFS tree towards the top of the fabric
     std::vector<std::uint32_t> up_link;  // link from a vertex to its parent
     std::vector<int> depth;
+    std::vector<std::uint32_t> leaf_uplink, leaf_pod, pod_uplink;  // by leaf / pod index
 
     std::uint32_t add_link(Vertex a, Vertex b, double bytes_per_s, LinkTier t) {
         const auto id = static_cast<std::uint32_t>(capacity.size());
@@ -63,17 +64,19 @@ ClusterGraph::ClusterGraph(const ClusterSpec& c) : impl_(std::make_unique<Impl>(
     std::vector<Vertex> pod(static_cast<std::size_t>(pods)), leaf(static_cast<std::size_t>(leaf_groups * g.leaves_per_group));
     for (std::int64_t p = 0; p < pods; ++p) {
         pod[static_cast<std::size_t>(p)] = vertex(VertexKind::Pod, p);
-        g.add_link(pod[static_cast<std::size_t>(p)], core,
+        g.pod_uplink.push_back(g.add_link(pod[static_cast<std::size_t>(p)], core,
                    static_cast<double>(std::min(g.pod_gpus, gpus - p * g.pod_gpus)) * nic_bw / c.fabric.pod_oversubscription,
-                   LinkTier::PodUplink);
+                   LinkTier::PodUplink));
     }
     for (std::int64_t l = 0; l < static_cast<std::int64_t>(leaf.size()); ++l) {
         const std::int64_t group = l / g.leaves_per_group;
         leaf[static_cast<std::size_t>(l)] = vertex(VertexKind::Leaf, l);
         const std::int64_t nics = std::min(g.leaf_gpus, gpus - group * g.leaf_gpus) / g.leaves_per_group;
-        g.add_link(leaf[static_cast<std::size_t>(l)], pod[static_cast<std::size_t>(group * g.leaf_gpus / g.pod_gpus)],
-                   static_cast<double>(std::max<std::int64_t>(nics, 1)) * nic_bw / c.fabric.leaf_oversubscription,
-                   LinkTier::LeafUplink);
+        const std::int64_t parent = group * g.leaf_gpus / g.pod_gpus;
+        g.leaf_pod.push_back(static_cast<std::uint32_t>(parent));
+        g.leaf_uplink.push_back(g.add_link(leaf[static_cast<std::size_t>(l)], pod[static_cast<std::size_t>(parent)],
+                                           static_cast<double>(std::max<std::int64_t>(nics, 1)) * nic_bw / c.fabric.leaf_oversubscription,
+                                           LinkTier::LeafUplink));
     }
     std::vector<Vertex> domain(static_cast<std::size_t>(domains));
     for (std::int64_t d = 0; d < domains; ++d) domain[static_cast<std::size_t>(d)] = vertex(VertexKind::NvSwitch, d);
@@ -132,6 +135,17 @@ double ClusterGraph::capacity(std::uint32_t link) const { return impl_->capacity
 LinkTier ClusterGraph::tier(std::uint32_t link) const { return impl_->tier[link]; }
 std::size_t ClusterGraph::link_count() const { return impl_->capacity.size(); }
 std::size_t ClusterGraph::vertex_count() const { return boost::num_vertices(impl_->graph); }
+
+ClusterGraph::FabricLinks ClusterGraph::fabric_links(std::int64_t gpu) const {
+    const Impl& g = *impl_;
+    const auto i = static_cast<std::size_t>(gpu);
+    return {g.nic_link[i], g.up_link[g.nic[i]], static_cast<std::uint32_t>(leaf_of(gpu))};
+}
+std::size_t ClusterGraph::leaf_count() const { return impl_->leaf_uplink.size(); }
+std::size_t ClusterGraph::pod_count() const { return impl_->pod_uplink.size(); }
+std::uint32_t ClusterGraph::leaf_uplink(std::uint32_t leaf) const { return impl_->leaf_uplink[leaf]; }
+std::uint32_t ClusterGraph::pod_of_leaf(std::uint32_t leaf) const { return impl_->leaf_pod[leaf]; }
+std::uint32_t ClusterGraph::pod_uplink(std::uint32_t pod) const { return impl_->pod_uplink[pod]; }
 
 std::int64_t ClusterGraph::domain_of(std::int64_t gpu) const {
     const auto& c = impl_->cluster;

@@ -35,6 +35,20 @@ public:
     std::int64_t pod_of(std::int64_t gpu) const;
     std::int64_t rail_of(std::int64_t gpu) const;
 
+    // The fabric tiers as arithmetic (the tree above, without walking it): a route from GPU a to
+    // GPU b in another NVLink domain crosses a's NIC links up and b's down; if their leaves differ,
+    // a's leaf uplink up and b's down; if those leaves' pods differ, the pod uplinks likewise.
+    struct FabricLinks {
+        std::uint32_t nic = 0, nic_leaf = 0;  // GPU to NIC, NIC to leaf
+        std::uint32_t leaf = 0;               // leaf_of(gpu)
+    };
+    FabricLinks fabric_links(std::int64_t gpu) const;
+    std::size_t leaf_count() const;
+    std::size_t pod_count() const;
+    std::uint32_t leaf_uplink(std::uint32_t leaf) const;
+    std::uint32_t pod_of_leaf(std::uint32_t leaf) const;  // the pod the leaf hangs from
+    std::uint32_t pod_uplink(std::uint32_t pod) const;
+
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
