@@ -127,14 +127,13 @@ std::vector<std::int64_t> offload_layer_values(const Scenario& s, const LayoutSp
 }
 
 // Megatron-Core's EP all-to-all overlap where the framework ships it and the layout allows it
-// (TransformerConfig: ep > 1, vp > 1 under pipeline parallelism, no full recompute and no
-// recompute of the whole MoE block).
+// (ep_overlap_rule).
 std::vector<bool> ep_overlap_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
-    const bool allowed = s.model.is_moe() && c.ep > 1 && (c.pp == 1 || c.vp > 1) && c.recompute != Recompute::Full &&
-                         !(c.recompute_modules & kRecomputeMoe);
-    if (f.ep_a2a_overlap) return *f.ep_a2a_overlap && !allowed ? std::vector<bool>{} : std::vector<bool>{*f.ep_a2a_overlap};
-    if (!o.framework.ep_a2a_overlap || !allowed) return {false};
-    return {false, true};
+    const bool wanted = f.ep_a2a_overlap ? *f.ep_a2a_overlap : o.framework.ep_a2a_overlap;
+    if (!wanted) return {false};  // the common case: no rule to evaluate
+    const bool allowed = ep_overlap_rule(s.model.is_moe(), c.ep, c.pp, c.vp, c.recompute, c.recompute_modules).empty();
+    if (f.ep_a2a_overlap) return allowed ? std::vector<bool>{true} : std::vector<bool>{};
+    return allowed ? std::vector<bool>{false, true} : std::vector<bool>{false};
 }
 
 std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::int64_t>& split,

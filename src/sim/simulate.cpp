@@ -104,7 +104,8 @@ private:
         return parts;
     }
 
-    void add_compute(std::int64_t s, const ScheduledTask& t) {
+    // What a compute task shows in traces and timelines.
+    TaskInfo compute_info(std::int64_t s, const ScheduledTask& t) const {
         const ChunkPlan& c = chunk_plan(s, t.chunk);
         const auto [first_layer, last_layer] = chunk_layers(s, t.chunk);
         TaskInfo info;
@@ -113,27 +114,47 @@ private:
         info.chunk = t.chunk;
         info.first_layer = first_layer;
         info.last_layer = last_layer;
-        double seconds = 0;
-        std::uint16_t category = kForward;
         switch (t.pass) {
             case Pass::Forward:
-                seconds = c.forward;
                 info.name = fmt::format("F mb{} chunk{}", t.microbatch, t.chunk);
                 info.kind = TaskKind::Forward;
                 info.parts = c.forward_parts;
                 break;
             case Pass::Backward:
-                seconds = def_.split_backward ? c.backward - c.weight_grad : c.backward;
                 info.name = fmt::format("B mb{} chunk{}", t.microbatch, t.chunk);
                 info.kind = TaskKind::Backward;
                 info.parts = backward_parts(c);
+                break;
+            case Pass::Weight:
+                info.name = fmt::format("W mb{} chunk{}", t.microbatch, t.chunk);
+                info.kind = TaskKind::Weight;
+                info.parts[static_cast<std::size_t>(Cost::Compute)] = c.weight_grad;
+                break;
+        }
+        if (t.paired_microbatch >= 0) {
+            const ChunkPlan& other = chunk_plan(s, t.paired_chunk);
+            const CostParts b = backward_parts(other);
+            const double hidden = pair_overlap(c, other);
+            for (std::size_t i = 0; i < b.size(); ++i) info.parts[i] += b[i];
+            info.parts[static_cast<std::size_t>(Cost::EP)] = std::max(0.0, info.parts[static_cast<std::size_t>(Cost::EP)] - hidden);
+            info.name += fmt::format(" + B mb{} chunk{}", t.paired_microbatch, t.paired_chunk);
+            info.kind = TaskKind::ForwardBackward;
+        }
+        return info;
+    }
+
+    void add_compute(std::int64_t s, const ScheduledTask& t) {
+        const ChunkPlan& c = chunk_plan(s, t.chunk);
+        double seconds = 0;
+        std::uint16_t category = kForward;
+        switch (t.pass) {
+            case Pass::Forward: seconds = c.forward; break;
+            case Pass::Backward:
+                seconds = def_.split_backward ? c.backward - c.weight_grad : c.backward;
                 category = kBackward;
                 break;
             case Pass::Weight:
                 seconds = c.weight_grad;
-                info.name = fmt::format("W mb{} chunk{}", t.microbatch, t.chunk);
-                info.kind = TaskKind::Weight;
-                info.parts[static_cast<std::size_t>(Cost::Compute)] = c.weight_grad;
                 category = kWeight;
                 break;
         }
@@ -141,16 +162,11 @@ private:
             // DualPipe: this forward and another microbatch's backward share the stage, each
             // one's expert all-to-all under the other's compute.
             const ChunkPlan& other = chunk_plan(s, t.paired_chunk);
-            const CostParts b = backward_parts(other);
-            const double hidden = pair_overlap(c, other);
-            seconds += other.backward - (def_.split_backward ? other.weight_grad : 0.0) - hidden;
-            for (std::size_t i = 0; i < b.size(); ++i) info.parts[i] += b[i];
-            info.parts[static_cast<std::size_t>(Cost::EP)] = std::max(0.0, info.parts[static_cast<std::size_t>(Cost::EP)] - hidden);
-            info.name += fmt::format(" + B mb{} chunk{}", t.paired_microbatch, t.paired_chunk);
-            info.kind = TaskKind::ForwardBackward;
+            seconds += other.backward - (def_.split_backward ? other.weight_grad : 0.0) - pair_overlap(c, other);
             category = kPair;
         }
-        const TaskId id = sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(seconds), category, label(std::move(info)));
+        const TaskId id =
+            sim_.engine.add_task(streams_[static_cast<std::size_t>(s)].compute, ns(seconds), category, label([&] { return compute_info(s, t); }));
         if (t.pass != Pass::Weight) tasks_[key(s, t.pass == Pass::Forward, t.microbatch, t.chunk)] = id;
         if (t.paired_microbatch >= 0) {
             tasks_[key(s, false, t.paired_microbatch, t.paired_chunk)] = id;
@@ -188,14 +204,16 @@ private:
             }
         }
         const TaskId send = e.add_task(streams_[static_cast<std::size_t>(s)].send, ns(seconds), kSend,
-                                       label({.name = fmt::format("send {} mb{}", forward ? "act" : "grad", microbatch),
+                                       label([&] {
+                                           return TaskInfo{.name = fmt::format("send {} mb{}", forward ? "act" : "grad", microbatch),
                                               .kind = TaskKind::Send,
                                               .stage = s,
                                               .microbatch = microbatch,
                                               .chunk = chunk,
                                               .comm = comm_.send,
                                               .peer_stage = to_stage,
-                                              .consumer = consumer}));
+                                              .consumer = consumer};
+                                       }));
         e.add_dependency(self, send);
         e.add_dependency(send, consumer);
     }
@@ -252,11 +270,15 @@ private:
     }
 
     // Task descriptions only where something shows them (traces, timelines): a step of millions
-    // of tasks keeps none (issue 18).
-    std::uint32_t label(TaskInfo info) {
+    // of tasks neither keeps nor builds them (issue 18). `describe` returns the TaskInfo.
+    template <class Describe>
+    std::uint32_t label(Describe&& describe) {
         if (!labels_) return 0;
-        sim_.info.push_back(std::move(info));
+        sim_.info.push_back(describe());
         return static_cast<std::uint32_t>(sim_.info.size() - 1);
+    }
+    std::uint32_t label(TaskInfo info) {
+        return label([&] { return std::move(info); });
     }
 
     // The model layers of a stage's chunk, inclusive: the stage's range split in order, as the

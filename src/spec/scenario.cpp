@@ -369,22 +369,28 @@ void check_experts(const Scenario& s, const LayoutSpec& k) {
     }
 }
 
+}  // namespace
+
+std::string ep_overlap_rule(bool moe, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp, std::optional<std::int64_t> vp,
+                            std::optional<Recompute> recompute, std::optional<std::uint8_t> modules) {
+    if (!moe) return "overlaps the MoE all-to-all: needs a MoE model (/model/moe)";
+    if (ep && *ep < 2) return "needs expert parallelism (ep > 1)";
+    if (pp && *pp > 1 && vp && *vp == 1) return "with pipeline parallelism needs the interleaved schedule (vp > 1)";
+    if (recompute && *recompute == Recompute::Full) return "excludes full recompute";
+    if (modules && (*modules & kRecomputeMoe)) return "excludes recomputing the whole MoE block (recompute_modules moe)";
+    return "";
+}
+
+namespace {
+void check_ep_overlap(const Scenario& s, const LayoutSpec& k) {
+    if (!k.ep_a2a_overlap || !*k.ep_a2a_overlap) return;
+    const std::string rule = ep_overlap_rule(s.model.is_moe(), k.ep, k.pp, k.vp, k.recompute, k.recompute_modules);
+    if (!rule.empty()) throw InputError("/layout/ep_a2a_overlap", "true", rule);
+}
+
 // Every rule, each applied as far as the knobs it involves are known: a rule whose knobs are all
 // fixed is the scenario's error; a rule that involves an open knob constrains the search instead
 // (the planner enumerates only layouts that pass it).
-// Megatron's TransformerConfig.__post_init__ checks of --overlap-moe-expert-parallel-comm.
-void check_ep_overlap(const Scenario& s, const LayoutSpec& k) {
-    if (!k.ep_a2a_overlap || !*k.ep_a2a_overlap) return;
-    const std::string path = "/layout/ep_a2a_overlap";
-    if (!s.model.is_moe()) throw InputError(path, "true", "overlaps the MoE all-to-all: needs a MoE model (/model/moe)");
-    if (k.ep && *k.ep < 2) throw InputError(path, "true", "needs expert parallelism (ep > 1)");
-    if (k.pp && *k.pp > 1 && k.vp && *k.vp == 1)
-        throw InputError(path, "true", "with pipeline parallelism needs the interleaved schedule (vp > 1)");
-    if (k.recompute && *k.recompute == Recompute::Full) throw InputError(path, "true", "excludes full recompute");
-    if (k.recompute_modules && (*k.recompute_modules & kRecomputeMoe))
-        throw InputError(path, "true", "excludes recomputing the whole MoE block (recompute_modules moe)");
-}
-
 void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     const LayoutSpec& k = known.knobs;
     check_degrees(s, k);
