@@ -442,32 +442,21 @@ Emitted megatron(const Scenario& s, const Layout& l) {
 
 // ---- torchtitan ---------------------------------------------------------------------------
 
-// The modules of each pipeline chunk, in torchtitan's looped order (stage v x pp + p on rank p).
-// PyTorch's pipelining schedule classes (torch.distributed.pipelining, get_schedule_class) as
-// torchtitan's pipeline_parallel_schedule names them, for the schedules it ships; null otherwise.
-const char* torchtitan_schedule(Schedule s) {
-    switch (s) {
-        case Schedule::GPipe: return "GPipe";
-        case Schedule::OneFOneB: return "1F1B";
-        case Schedule::Interleaved: return "Interleaved1F1B";
-        case Schedule::ZeroBubbleV: return "ZBVZeroBubble";
-        case Schedule::ZeroBubbleH1:
-        case Schedule::DualPipe: return nullptr;
-    }
-    return nullptr;
-}
-
+// The modules of each pipeline stage, in stage order. Looped schedules put stage v x pp + p on
+// rank p as its chunk v; V-shaped ones (ZBVZeroBubble, DualPipeV: torchtitan's "v" style) put
+// stage pp + i on rank pp - 1 - i as its chunk 1.
 json module_fqns(const Layout& l) {
-    // Chunk v of rank p is virtual stage v x pp + p; layer ids follow the virtual stage order.
+    const bool v_shape = l.schedule_def().placement == Placement::V;
     json out = json::array();
     std::int64_t layer = 0;
     for (std::int64_t v = 0; v < l.vp; ++v)
-        for (std::int64_t p = 0; p < l.pp; ++p) {
+        for (std::int64_t k = 0; k < l.pp; ++k) {
+            const std::int64_t p = v_shape && v == 1 ? l.pp - 1 - k : k;
             json part = json::array();
-            if (v == 0 && p == 0) part.push_back("tok_embeddings");
+            if (v == 0 && k == 0) part.push_back("tok_embeddings");
             const std::int64_t n = chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v);
             for (std::int64_t i = 0; i < n; ++i) part.push_back("layers." + num(layer++));
-            if (v == l.vp - 1 && p == l.pp - 1) {
+            if (v == l.vp - 1 && k == l.pp - 1) {
                 part.push_back("norm");
                 part.push_back("output");
             }
@@ -502,7 +491,7 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     if (old && s.model.is_moe()) key(e, "parallelism", "expert_tensor_parallel_degree", l.tp);
     key(e, "parallelism", "pipeline_parallel_degree", l.pp);
     if (l.pp > 1) {
-        if (const char* name = torchtitan_schedule(l.schedule)) {
+        if (const char* name = l.schedule_def().torchtitan) {
             key(e, "parallelism", "pipeline_parallel_schedule", name);
         } else {
             key(e, "parallelism", "pipeline_parallel_schedule", l.vp > 1 ? "Interleaved1F1B" : "1F1B");

@@ -126,7 +126,7 @@ std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& l) {
             t.forward += share * chunk.forward;
             t.backward += share * chunk.backward;
             t.weight += share * chunk.weight_grad;
-            if (def.placement == Placement::Dual) t.overlap += share * pair_overlap(chunk, sp.chunks[sp.chunks.size() - 1 - c]);
+            if (def.pairs_forward_backward) t.overlap += share * pair_overlap(chunk, sp.chunks[sp.chunks.size() - 1 - c]);
         }
         out.push_back(t);
     }

@@ -56,7 +56,7 @@ constexpr FieldDef kFeatureFields[] = {
     {"context_parallel", FieldType::Boolean, "context parallelism (ring attention over the sequence)", "", "true"},
     {"selective_recompute", FieldType::Boolean, "selective activation recomputation", "", "true"},
     {"uneven_stages", FieldType::Boolean, "pipeline stages of unequal layer counts", "", "true"},
-    {"schedules", FieldType::Array, "pipeline schedules it ships (gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe)", "",
+    {"schedules", FieldType::Array, "pipeline schedules it ships (names of layout.schedule)", "",
      "every schedule"},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU", "", "true"},
     {"activation_offload", FieldType::Boolean, "saved activations of some layers to host memory (Megatron --cpu-offloading)", "", "false"},

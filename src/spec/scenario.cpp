@@ -214,7 +214,7 @@ void check_schedule(const LayoutSpec& k) {
             throw InputError("/layout/vp", int_text(*k.vp), "the " + std::string(def.name) + " schedule holds exactly 2 chunks per stage (vp = 2)");
         if (def.chunks != 0 && def.placement != Placement::V && *k.vp > 1)
             throw InputError("/layout/vp", int_text(*k.vp),
-                             "vp > 1 needs the interleaved schedule, or zb-v at vp = 2 (schedule is " + value + ")");
+                             "the " + std::string(def.name) + " schedule runs one chunk per stage: vp > 1 needs a schedule with chunks (schedule is " + value + ")");
     }
     if (def.even_pp && k.pp && *k.pp % 2 != 0)
         throw InputError("/layout/pp", int_text(*k.pp), "the " + std::string(def.name) + " schedule feeds both ends of the pipeline: pp must be even");
