@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -101,4 +102,36 @@ TEST_CASE("simulate and memory say the same numbers in text as in JSON, for ever
         const json& last = mem["stages"].back();
         CHECK(mem_text.out.find(format_bytes(last["total_bytes"].get<double>())) != std::string::npos);
     }
+}
+
+TEST_CASE("whatif's curve reads the same in JSON, CSV and text (one table, three renderings)") {
+    const std::string scenario = test::source_path("scenarios/llama3-8b-h100.json");
+    const std::string csv_file = (std::filesystem::temp_directory_path() / "sextant_test_output_curve.csv").string();
+    std::filesystem::remove(csv_file);
+    const std::string args = "whatif checkpoint " + scenario + " --trials 30 --points 4 --seed 7";
+    const json doc = json::parse(test::run_sextant(args + " --json", false).out);
+    const auto text = test::run_sextant(args + " --csv " + csv_file, false);
+    REQUIRE(text.code == 0);
+    std::ifstream in(csv_file);
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "interval_s,goodput,ci_low,ci_high,wall_s");
+    const json& curve = doc["curve"];
+    REQUIRE(curve.size() == 4);
+    for (const json& point : curve) {
+        REQUIRE(std::getline(in, line));
+        std::vector<double> cells;
+        for (std::size_t start = 0; start <= line.size();) {
+            const std::size_t comma = std::min(line.find(',', start), line.size());
+            cells.push_back(std::stod(line.substr(start, comma - start)));
+            start = comma + 1;
+        }
+        REQUIRE(cells.size() == 5);
+        CHECK(cells[1] == point["goodput"].get<double>());  // shortest round trip: the same double
+        CHECK(cells[4] == point["wall_s"].get<double>());
+        // Text shows the goodput as a percentage with two decimals, its interval beside it.
+        CHECK(text.out.find(fmt::format("{:.2f}%  [{:.2f}, {:.2f}]%", 100 * point["goodput"].get<double>(),
+                                        100 * point["ci_low"].get<double>(), 100 * point["ci_high"].get<double>())) != std::string::npos);
+    }
+    std::filesystem::remove(csv_file);
 }

@@ -1,6 +1,7 @@
 #include "report/output.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -31,6 +32,8 @@ std::string cell_text(const Value& v) {
     case Style::Percent: return fmt::format("{:.{}f}%", x, v.decimals);
     case Style::SignedPercent: return fmt::format("{:+.{}f}%", x, v.decimals);
     case Style::Signed: return fmt::format("{:+.{}f}", x, v.decimals);
+    case Style::Hours: return fmt::format("{:.{}f}", x / 3600.0, v.decimals);
+    case Style::Days: return fmt::format("{:.{}f}", x / 86400.0, v.decimals);
     }
     return v.json.dump();
 }
@@ -80,16 +83,19 @@ std::string table_text(const Table& t) {
         if (merge >= 0) cells.erase(cells.begin() + merge);
         return cells;
     };
+    std::vector<const std::vector<Value>*> rows;
+    for (std::size_t r = 0; r < t.rows.size(); ++r)
+        if (std::find(t.json_only_rows.begin(), t.json_only_rows.end(), r) == t.json_only_rows.end()) rows.push_back(&t.rows[r]);
     std::size_t i = 0;
-    while (i < t.rows.size()) {
-        std::vector<std::string> cells = text_cells(t, t.rows[i]);
+    while (i < rows.size()) {
+        std::vector<std::string> cells = text_cells(t, *rows[i]);
         std::size_t j = i;
-        while (merge >= 0 && j + 1 < t.rows.size() && without(text_cells(t, t.rows[j + 1])) == without(cells)) ++j;
-        if (j > i) cells[merge] += "-" + text_cells(t, t.rows[j])[merge];
+        while (merge >= 0 && j + 1 < rows.size() && without(text_cells(t, *rows[j + 1])) == without(cells)) ++j;
+        if (j > i) cells[merge] += "-" + text_cells(t, *rows[j])[merge];
         text.add_row(std::move(cells));
         i = j + 1;
     }
-    return text.render();
+    return (t.title.empty() ? "" : t.title + "\n") + text.render();
 }
 
 std::string csv_cell(const nlohmann::json& v) {
@@ -138,20 +144,26 @@ nlohmann::json render_json(const Output& out) {
     return doc;
 }
 
-std::string render_csv(const Table& table) {
+std::string render_csv(const Table& table, const std::vector<std::string>& keys) {
+    std::vector<std::size_t> picked;
+    auto index_of = [&](const std::string& key) {
+        for (std::size_t c = 0; c < table.columns.size(); ++c)
+            if (table.columns[c].key == key) return c;
+        throw std::logic_error("render_csv: no column " + key);
+    };
+    if (!keys.empty())
+        for (const auto& k : keys) picked.push_back(index_of(k));
+    else
+        for (std::size_t c = 0; c < table.columns.size(); ++c)
+            if (!table.columns[c].key.empty() && (table.rows.empty() || c >= table.rows[0].size() || table.rows[0][c].json.is_primitive()))
+                picked.push_back(c);
     std::string out;
-    for (const auto& c : table.columns)
-        if (!c.key.empty()) out += (out.empty() ? "" : ",") + csv_cell(c.key);
+    for (std::size_t i = 0; i < picked.size(); ++i) out += (i ? "," : "") + csv_cell(table.columns[picked[i]].key);
     out += "\n";
     for (const auto& row : table.rows) {
-        std::string line;
-        bool first = true;
-        for (std::size_t c = 0; c < table.columns.size(); ++c) {
-            if (table.columns[c].key.empty()) continue;
-            line += (first ? "" : ",") + csv_cell(c < row.size() ? row[c].json : nlohmann::json());
-            first = false;
-        }
-        out += line + "\n";
+        for (std::size_t i = 0; i < picked.size(); ++i)
+            out += (i ? "," : "") + csv_cell(picked[i] < row.size() ? row[picked[i]].json : nlohmann::json());
+        out += "\n";
     }
     return out;
 }

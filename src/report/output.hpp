@@ -24,6 +24,8 @@ enum class Style : std::uint8_t {
     Percent,        // already a percentage: 3.14 -> "3.1%"
     SignedPercent,  // already a percentage, signed: "+3.1%"
     Signed,         // "{:+.<decimals>f}"
+    Hours,          // seconds shown in hours, with `decimals`
+    Days,           // seconds shown in days, with `decimals`
 };
 
 struct Value {
@@ -59,12 +61,14 @@ struct Column {
 };
 
 struct Table {
-    std::string pointer;  // where the rows go in JSON (an array of objects); empty: text only
-    std::vector<Column> columns;
-    std::vector<std::vector<Value>> rows;
+    std::string pointer = "";  // where the rows go in JSON (an array of objects); empty: text only
+    std::vector<Column> columns = {};
+    std::vector<std::vector<Value>> rows = {};
     // Text only: consecutive rows whose other cells read the same print once, this column
     // showing the range of theirs ("1-14"). -1: every row prints.
     int merge_runs_on = -1;
+    std::string title = "";                   // text only: the line above the table
+    std::vector<std::size_t> json_only_rows = {};  // rows text leaves out (causes with no events)
 };
 
 struct Note {
@@ -89,7 +93,8 @@ nlohmann::json row_json(const Table& table, const std::vector<Value>& row);
 
 std::string render_text(const Output& out);
 nlohmann::json render_json(const Output& out);
-// One table as CSV (RFC 4180 quoting), the JSON keys as the header; text-only columns left out.
-std::string render_csv(const Table& table);
+// One table as CSV (RFC 4180 quoting), the JSON keys as the header: the columns named in `keys`,
+// in that order, or else every keyed column with a number, string or boolean in its first row.
+std::string render_csv(const Table& table, const std::vector<std::string>& keys = {});
 
 }  // namespace sextant
