@@ -255,7 +255,7 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     b.memory += local_experts * eb.memory;
     if (e.shared_experts > 0) {
         PhaseCost sb;
-        mlp(m, k, x.T, d(e.shared_experts * e.shared_ffn_hidden), x.tp, parts.shared, sb);
+        mlp(m, layer_kernels, x.T, d(e.shared_experts * e.shared_ffn_hidden), x.tp, parts.shared, sb);
         f.gemm += parts.shared.gemm;
         f.memory += parts.shared.memory;
         b.gemm += sb.gemm;
