@@ -80,11 +80,12 @@ Timing run(const char* name, std::int64_t gpus, unsigned threads, bool any_frame
 }  // namespace
 
 int main(int argc, char** argv) {
-    // `bench_plan --screen NAME [any|framework] [THREADS]`: that one plan, nothing else (for
-    // profilers, and for timing thread counts from outside: farm-bench).
+    // `bench_plan --screen NAME [any|framework] [THREADS] [GPUS]`: that one plan, nothing else
+    // (for profilers, and for timing thread counts from outside: farm-bench).
     if (argc > 2 && std::strcmp(argv[1], "--screen") == 0) {
         const unsigned threads = argc > 4 ? static_cast<unsigned>(std::atoi(argv[4])) : 1u;
-        run(argv[2], 0, threads, argc > 3 && std::strcmp(argv[3], "any") == 0);
+        const std::int64_t gpus = argc > 5 ? std::atoll(argv[5]) : 0;
+        run(argv[2], gpus, threads, argc > 3 && std::strcmp(argv[3], "any") == 0);
         return 0;
     }
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
