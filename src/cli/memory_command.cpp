@@ -23,9 +23,10 @@ bool same(const StageMemory& a, const StageMemory& b) {
 }
 
 void print_text(const Scenario& s, const Layout& l, const MemoryReport& r) {
-    std::cout << fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, ZeRO {}, {}{}\n\n",
+    std::cout << fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, ZeRO {}{}, {}{}\n\n",
                              s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name,
                              l.tp, l.pp, l.dp, l.cp, l.ep, l.vp, l.microbatch, l.zero_stage,
+                             l.dp_replicas() > 1 ? fmt::format(" in shard groups of {} dp ranks", l.shard_dp()) : "",
                              l.sequence_parallel ? "sequence parallel, " : "", l.recompute == Recompute::None ? std::string("no recompute") : recompute_name(l.recompute) + " recompute");
     TextTable t({"stage", "layers", "weights", "gradients", "optimizer", "activations", "other", "total"});
     std::size_t i = 0;
