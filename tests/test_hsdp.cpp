@@ -100,71 +100,71 @@ TEST_CASE("HSDP groups: a shard group of 8 data-parallel ranks is one node, its 
     CHECK(g.dp_replicas.domains == 8);
 }
 
+namespace {
+// One HSDP layout's context, groups and the collective model's price of an op on a group.
+struct Priced {
+    Scenario s;
+    StepContext ctx;
+    Layout l;
+    const LayoutGroups& g;
+    explicit Priced(const Scenario& scenario)
+        : s(scenario), ctx(scenario), l(resolve_layout(scenario, scenario.layout)), g(ctx.groups(l)) {}
+    double cost(CollectiveOp op, double bytes, const GroupShape& group) const {
+        return ctx.network().cost(op, Bytes(bytes), group).time.value();
+    }
+    // Dense parameters of the transformer layers, and of the stage's other layers (embedding,
+    // output layer, final norm).
+    double layer_params() const {
+        double layers = 0;
+        for (std::int64_t i = 0; i < s.model.layers; ++i) layers += layer_params_per_gpu(s.model, l, i).dense;
+        return layers;
+    }
+    double outside_layers() const { return stage_params(s.model, l, 0).dense - layer_params(); }
+};
+}  // namespace
+
 TEST_CASE("HSDP communication per layer and step against the closed form") {
     // Per layer of N parameters (per GPU before sharding) in shard groups of S ranks: the forward
     // gathers 2N bytes and the backward gathers 2N and reduce-scatters N x grad bytes in the shard
     // group; the gradient shard, N x grad bytes / S, is all-reduced across the dp / S replicas.
+    const double grad = 4;  // fp32 gradients: torchtitan's reduce_dtype, Megatron-LM's main_grad
     SUBCASE("FSDP2 (torchtitan): the replicas' all-reduce runs in every microbatch's backward") {
-        const Scenario s = hsdp("llama3-8b", "torchtitan-2024", 64, 3, 8);
-        const StepContext ctx(s);
-        const Layout l = resolve_layout(s, s.layout);
-        const LayoutGroups& g = ctx.groups(l);
-        const double n = layer_params_per_gpu(s.model, l, 0).total();
-        const auto cost = [&](CollectiveOp op, double bytes, const GroupShape& group) {
-            return ctx.network().cost(op, Bytes(bytes), group).time.value();
-        };
-        const LayerCost c = layer_cost(ctx.costs(), l, g, 0);
-        const double grad = 4;  // torchtitan reduces in fp32
-        CHECK(c.forward.zero3 == doctest::Approx(cost(CollectiveOp::AllGather, 2 * n, g.dp_dense)).epsilon(1e-12));
-        CHECK(c.backward.zero3 == doctest::Approx(cost(CollectiveOp::AllGather, 2 * n, g.dp_dense) +
-                                                  cost(CollectiveOp::ReduceScatter, grad * n, g.dp_dense) +
-                                                  cost(CollectiveOp::AllReduce, grad * n / 8, g.dp_replicas))
+        const Priced p(hsdp("llama3-8b", "torchtitan-2024", 64, 3, 8));
+        const double n = layer_params_per_gpu(p.s.model, p.l, 0).total();
+        const LayerCost c = layer_cost(p.ctx.costs(), p.l, p.g, 0);
+        CHECK(c.forward.zero3 == doctest::Approx(p.cost(CollectiveOp::AllGather, 2 * n, p.g.dp_dense)).epsilon(1e-12));
+        CHECK(c.backward.zero3 == doctest::Approx(p.cost(CollectiveOp::AllGather, 2 * n, p.g.dp_dense) +
+                                                  p.cost(CollectiveOp::ReduceScatter, grad * n, p.g.dp_dense) +
+                                                  p.cost(CollectiveOp::AllReduce, grad * n / 8, p.g.dp_replicas))
                                       .epsilon(1e-12));
         // The layers' gradients are done inside the backward: the stage's reduction after the
         // last microbatch keeps only the embedding and output layer (and their replicas' share).
-        const StepPlan plan = plan_step(ctx, l);
-        const ChunkPlan& chunk = plan.stages.front().chunks.front();
-        double layers = 0;
-        for (std::int64_t i = 0; i < s.model.layers; ++i) layers += layer_params_per_gpu(s.model, l, i).dense;
-        const double outside = stage_params(s.model, l, 0).dense - layers;
-        CHECK(chunk.dp_reduce == doctest::Approx(dp_reduce(ctx.costs(), l, g.dp_dense, outside) +
-                                                 cost(CollectiveOp::AllReduce, grad * outside / 8, g.dp_replicas))
-                                     .epsilon(1e-12));
+        const double outside = p.outside_layers();
+        CHECK(plan_step(p.ctx, p.l).stages.front().chunks.front().dp_reduce ==
+              doctest::Approx(dp_reduce(p.ctx.costs(), p.l, p.g.dp_dense, outside) +
+                              p.cost(CollectiveOp::AllReduce, grad * outside / 8, p.g.dp_replicas))
+                  .epsilon(1e-12));
     }
     SUBCASE("Megatron-Core distributed optimizer instances (ZeRO-1): reduce-scatter and gather in the instance, one all-reduce across") {
-        const Scenario s = hsdp("llama3-8b", "megatron-core-2025", 64, 1, 8);
-        const StepContext ctx(s);
-        const Layout l = resolve_layout(s, s.layout);
-        const LayoutGroups& g = ctx.groups(l);
-        const double n = total_params(s, l);
-        const auto cost = [&](CollectiveOp op, double bytes, const GroupShape& group) {
-            return ctx.network().cost(op, Bytes(bytes), group).time.value();
-        };
-        const StepPlan plan = plan_step(ctx, l);
-        const StagePlan& stage = plan.stages.front();
-        CHECK(stage.chunks.front().dp_reduce == doctest::Approx(cost(CollectiveOp::ReduceScatter, 4 * n, g.dp_dense) +
-                                                                cost(CollectiveOp::AllReduce, 4 * n / 8, g.dp_replicas))
+        const Priced p(hsdp("llama3-8b", "megatron-core-2025", 64, 1, 8));
+        const double n = total_params(p.s, p.l);
+        const StagePlan stage = plan_step(p.ctx, p.l).stages.front();
+        CHECK(stage.chunks.front().dp_reduce == doctest::Approx(p.cost(CollectiveOp::ReduceScatter, grad * n, p.g.dp_dense) +
+                                                                p.cost(CollectiveOp::AllReduce, grad * n / 8, p.g.dp_replicas))
                                                     .epsilon(1e-12));
-        CHECK(stage.param_gather == doctest::Approx(cost(CollectiveOp::AllGather, 2 * n, g.dp_dense)).epsilon(1e-12));
+        CHECK(stage.param_gather == doctest::Approx(p.cost(CollectiveOp::AllGather, 2 * n, p.g.dp_dense)).epsilon(1e-12));
     }
     SUBCASE("Megatron-FSDP (ZeRO-3): the replicas' all-reduce once per step, after the last microbatch") {
-        const Scenario s = hsdp("llama3-8b", "megatron-core-2025", 64, 3, 8);
-        const StepContext ctx(s);
-        const Layout l = resolve_layout(s, s.layout);
-        const LayoutGroups& g = ctx.groups(l);
-        const double n = layer_params_per_gpu(s.model, l, 0).total();
-        const LayerCost c = layer_cost(ctx.costs(), l, g, 0);
-        const double grad = 4;  // Megatron-LM's fp32 gradients
-        CHECK(c.backward.zero3 == doctest::Approx(ctx.network().cost(CollectiveOp::AllGather, Bytes(2 * n), g.dp_dense).time.value() +
-                                                  ctx.network().cost(CollectiveOp::ReduceScatter, Bytes(grad * n), g.dp_dense).time.value())
+        const Priced p(hsdp("llama3-8b", "megatron-core-2025", 64, 3, 8));
+        const double n = layer_params_per_gpu(p.s.model, p.l, 0).total();
+        const LayerCost c = layer_cost(p.ctx.costs(), p.l, p.g, 0);
+        CHECK(c.backward.zero3 == doctest::Approx(p.cost(CollectiveOp::AllGather, 2 * n, p.g.dp_dense) +
+                                                  p.cost(CollectiveOp::ReduceScatter, grad * n, p.g.dp_dense))
                                       .epsilon(1e-12));
-        const StepPlan plan = plan_step(ctx, l);
-        const double all = stage_params(s.model, l, 0).dense;
-        double layers = 0;
-        for (std::int64_t i = 0; i < s.model.layers; ++i) layers += layer_params_per_gpu(s.model, l, i).dense;
-        CHECK(plan.stages.front().chunks.front().dp_reduce ==
-              doctest::Approx(dp_reduce(ctx.costs(), l, g.dp_dense, all - layers) +
-                              ctx.network().cost(CollectiveOp::AllReduce, Bytes(grad * all / 8), g.dp_replicas).time.value())
+        const double all = stage_params(p.s.model, p.l, 0).dense;
+        CHECK(plan_step(p.ctx, p.l).stages.front().chunks.front().dp_reduce ==
+              doctest::Approx(dp_reduce(p.ctx.costs(), p.l, p.g.dp_dense, p.outside_layers()) +
+                              p.cost(CollectiveOp::AllReduce, grad * all / 8, p.g.dp_replicas))
                   .epsilon(1e-12));
     }
 }
