@@ -17,9 +17,11 @@ namespace {
 // The memory verdict, which text and JSON render.
 Output memory_output(const Scenario& s, const Layout& l, const MemoryReport& r) {
     Output out;
-    out.heading = fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, ZeRO {}, {}{}",
+    out.heading = fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, ZeRO {}{}, {}{}",
                               s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name, l.tp, l.pp,
-                              l.dp, l.cp, l.ep, l.vp, l.microbatch, l.zero_stage, l.sequence_parallel ? "sequence parallel, " : "",
+                              l.dp, l.cp, l.ep, l.vp, l.microbatch, l.zero_stage,
+                              l.dp_replicas() > 1 ? fmt::format(" in shard groups of {} dp ranks", l.shard_dp()) : "",
+                              l.sequence_parallel ? "sequence parallel, " : "",
                               l.recompute == Recompute::None ? std::string("no recompute") : recompute_name(l.recompute) + " recompute");
     out.blocks.emplace_back(stage_memory_table(r));
     const double headroom = r.headroom().value();

@@ -17,7 +17,8 @@ struct ModelStates {
 
 // Mixed-precision AdamW per parameter: 16-bit weights, gradients in the runtime's dtype (fp32 in
 // Megatron), and an fp32 master copy plus two moments; ZeRO shards optimizer state (1), then
-// gradients (2), then weights (3) over the `shards` data-parallel ranks holding replicas. Offload
+// gradients (2), then weights (3) over the `shards` data-parallel ranks holding replicas (under
+// HSDP the ranks of one shard group: the states are replicated across the groups). Offload
 // keeps the optimizer state on the host.
 ModelStates model_states(const TrainingSpec& t, const RuntimeTraits& traits, const Layout& l, double params, double shards,
                          bool trained = true) {
@@ -71,8 +72,8 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
     if (shards_like_zero1(l, traits)) return estimate_memory(s, effective_sharding(l, traits), traits);
     MemoryReport report;
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);
-    const double dense_shards = d(l.dp * l.cp);
-    const double expert_shards = d(l.edp());
+    const double dense_shards = d(l.dense_shards());
+    const double expert_shards = d(l.expert_shards());
     report.capacity = Bytes(s.cluster.gpu.hbm_gib * kGiB);
     LayerParams layer_params(s.model, l);
     // A layer's stored activations, like its parameters, depend only on whether it is MoE.

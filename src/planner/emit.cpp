@@ -385,8 +385,14 @@ void megatron_recompute(const Scenario& s, const Layout& l, Emitted& e) {
 }
 
 void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
+    // HSDP: the data-parallel ranks split into --num-distributed-optimizer-instances replicas, each
+    // instance sharding over consecutive ranks (Megatron-LM d98e8a64 parallel_state.py); under
+    // ZeRO-3 Megatron-FSDP replicates across them (--outer-dp-sharding-strategy no_shard, its
+    // default, megatron/training/arguments.py), which torch FSDP2 under Megatron does not offer.
+    const bool hsdp = l.dp_replicas() > 1;
     const bool fsdp2 = l.zero_stage == 3 && l.pp == 1 && l.ep == 1 && !s.model.tied_embeddings &&
-                       s.training.precision.name != "fp16";
+                       s.training.precision.name != "fp16" && !hsdp;
+    if (hsdp) arg(e, "--num-distributed-optimizer-instances", l.dp_replicas());
     if (l.zero_stage == 1 || l.zero_stage == 2) flag(e, "--use-distributed-optimizer");
     if (l.zero_stage == 2)
         e.notes.push_back("Megatron's distributed optimizer shards the optimizer state and reduce-scatters the gradients: the "
@@ -401,7 +407,7 @@ void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
         flag(e, "--use-megatron-fsdp");
         arg(e, "--data-parallel-sharding-strategy", "optim_grads_params");
         arg(e, "--ckpt-format", "fsdp_dtensor");
-        e.notes.push_back("ZeRO-3 with pipeline or expert parallelism, tied embeddings or fp16 runs as Megatron-FSDP "
+        e.notes.push_back("ZeRO-3 with pipeline or expert parallelism, tied embeddings, fp16 or shard groups runs as Megatron-FSDP "
                           "(--use-torch-fsdp2 refuses them)");
     }
     const bool sharded_optimizer = l.zero_stage >= 1 && !fsdp2;
@@ -474,8 +480,9 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     // forward, ZeRO-3 when they are freed).
     const bool alone = l.tp == 1 && l.pp == 1 && l.cp == 1 && l.ep == 1;
     const bool ddp = l.zero_stage == 0 && alone;
-    key(e, "parallelism", "data_parallel_replicate_degree", ddp ? l.dp : 1);
-    key(e, "parallelism", "data_parallel_shard_degree", ddp ? 1 : l.dp);
+    // HSDP: dp_shard inside dp_replicate in torchtitan's device mesh (parallel_dims.py, b5bcd76c).
+    key(e, "parallelism", "data_parallel_replicate_degree", ddp ? l.dp : l.dp_replicas());
+    key(e, "parallelism", "data_parallel_shard_degree", ddp ? 1 : l.shard_dp());
     if (!ddp) key(e, "parallelism", "fsdp_reshard_after_forward", l.zero_stage == 3 ? "always" : "never");
     if (!ddp && l.zero_stage <= 1)
         e.notes.push_back(fmt::format("torchtitan has no ZeRO-{} with {}: its DDP takes no other parallelism, so the {} data-parallel "
@@ -583,6 +590,20 @@ Emitted deepspeed(const Scenario& s, const Layout& l) {
     cfg["gradient_accumulation_steps"] = l.microbatches(s.training.global_batch);
     cfg["zero_optimization"] = {{"stage", l.zero_stage}, {"overlap_comm", true}, {"contiguous_gradients", true}};
     if (l.optimizer_offload) cfg["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+    // HSDP: DeepSpeed's MiCS shards ZeRO-3 inside groups of mics_shard_size ranks and all-reduces
+    // across them at the accumulation boundary (deepspeed/runtime/zero/mics.py, config.py,
+    // edaa7221); ZeRO++'s zero_hpz_partition_size keeps only a secondary copy of the weights in
+    // the group, not the whole state. ZeRO-1/2 have no shard groups.
+    if (l.dp_replicas() > 1 && l.zero_stage == 3) {
+        cfg["zero_optimization"]["mics_shard_size"] = l.shard_dp();
+        if (l.tp * l.cp > 1)
+            e.notes.push_back("MiCS forms its shard groups over world ranks (mics_utils.py _generate_mics_config): with tensor or "
+                              "context parallelism check that its groups are the plan's data-parallel shard groups");
+    } else if (l.dp_replicas() > 1) {
+        e.notes.push_back(fmt::format("DeepSpeed shards ZeRO-{} over every data-parallel rank: the plan's shard groups of {} "
+                                      "(replicated {} times) have no DeepSpeed setting; MiCS (mics_shard_size) is ZeRO-3 only",
+                                      l.zero_stage, l.shard_dp(), l.dp_replicas()));
+    }
     if (l.tp > 1) cfg["tensor_parallel"] = {{"autotp_size", l.tp}};
     if (l.recompute != Recompute::None)
         cfg["activation_checkpointing"] = {{"partition_activations", l.tp > 1}, {"contiguous_memory_optimization", false}};

@@ -169,7 +169,7 @@ namespace {
 // (interleaving, the stage split, activation offload), so many share one entry.
 struct LayerCostKey {
     std::uint64_t context = 0;
-    std::array<std::int64_t, 8> sizes{};  // tp, cp, ep, etp, pp, dp, microbatch, zero stage
+    std::array<std::int64_t, 9> sizes{};  // tp, cp, ep, etp, pp, dp, microbatch, zero stage, shard group
     std::array<ParallelDim, 5> order{};
     Recompute recompute = Recompute::None;
     std::uint8_t modules = 0;
@@ -178,7 +178,7 @@ struct LayerCostKey {
 };
 
 LayerCostKey layer_cost_key(const StepContext& ctx, const Layout& l) {
-    return {ctx.id(), {l.tp, l.cp, l.ep, l.etp, l.pp, l.dp, l.microbatch, l.zero_stage}, l.rank_order, l.recompute,
+    return {ctx.id(), {l.tp, l.cp, l.ep, l.etp, l.pp, l.dp, l.microbatch, l.zero_stage, l.shard_dp()}, l.rank_order, l.recompute,
             l.recompute_modules, l.sequence_parallel, l.optimizer_offload};
 }
 
@@ -246,7 +246,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     StepPlan plan;
     plan.microbatches = l.microbatches(s.training.global_batch);
     plan.shape = pipeline_shape(l, plan.microbatches, ctx.traits());
-    plan.step_overhead = ctx.runtime().step_overhead_s;
+    plan.step_overhead = ctx.runtime().step_overhead_s + grad_norm_all_reduce(costs, ctx.world_group());
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
 
@@ -373,6 +373,12 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             const double expert = sharded ? 0.0 : chunk.expert_params;
             chunk.dp_reduce = comm_factor * (reduce_dense(dense, [&](double p) { return dp_reduce(costs, l, groups.dp_dense, p); }) +
                                              reduce_expert(expert, [&](double p) { return dp_reduce(costs, l, groups.dp_expert, p); }));
+            // HSDP: the reduced shard is all-reduced across the replicas once per step (Megatron-Core's
+            // distributed-optimizer instances, Megatron-FSDP and DeepSpeed MiCS at the last
+            // microbatch); FSDP2 did it for the layers inside each backward (layer_cost).
+            const bool layers_done = sharded && ctx.runtime().zero3.hsdp_all_reduce_every_microbatch;
+            chunk.dp_reduce += comm_factor * (replica_reduce(costs, groups.dp_dense, groups.dp_replicas, layers_done ? dense : chunk.dense_params) +
+                                              replica_reduce(costs, groups.dp_expert, groups.dp_expert_replicas, layers_done ? expert : chunk.expert_params));
         }
         sp.param_gather = comm_factor * (gather_dense(all.dense, [&](double p) { return dp_gather(costs, l, groups.dp_dense, p); }) +
                                          gather_expert(all.expert, [&](double p) { return dp_gather(costs, l, groups.dp_expert, p); }));
@@ -382,10 +388,11 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             for (const auto& chunk : sp.chunks) forward += chunk.forward;
             sp.param_gather_wait = exposed_bucketed(sp.param_gather, forward, n);
         }
-        const double shards = l.zero_stage >= 1 ? d(l.dp * l.cp) : 1.0;
-        const double expert_shards = l.zero_stage >= 1 ? d(l.edp()) : 1.0;
+        const double shards = l.zero_stage >= 1 ? d(l.dense_shards()) : 1.0;
+        const double expert_shards = l.zero_stage >= 1 ? d(l.expert_shards()) : 1.0;
         const double local = all.dense / shards + all.expert / expert_shards;
-        sp.optimizer = optimizer_time(costs, l, local) * (l.optimizer_offload ? 1.0 : sp.slowdown) +
+        const double host = l.optimizer_offload ? 1.0 : sp.slowdown;  // host work does not wait for a slow GPU
+        sp.optimizer = (optimizer_time(costs, l, local) + grad_norm_time(costs, l, local)) * host +
                        newton_schulz_time(costs, l, local) * sp.slowdown;
         sp.send_forward = stage + 1 < l.pp && !blocking_p2p ? transfer * comm_factor : 0.0;
         sp.send_backward = stage > 0 && !blocking_p2p ? transfer * comm_factor : 0.0;

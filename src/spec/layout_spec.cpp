@@ -20,6 +20,9 @@ constexpr FieldDef kLayoutFields[] = {
     {"vp", FieldType::Integer, "virtual pipeline chunks per stage (interleaved 1F1B)", "", "1", 1, 1 << 24},
     {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", "1", 1, 1 << 30},
     {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", "0", 0, 3},
+    {"shard_group", FieldType::Integer,
+     "data-parallel ranks that shard the ZeRO states (HSDP: shard inside a group, replicate across dp / shard_group groups); "
+     "divides dp", "", "dp", 1, 1 << 24},
     {"sequence_parallel", FieldType::Boolean, "Megatron sequence parallelism", "", "tp > 1"},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU (ZeRO-Offload)", "", "false"},
     {"recompute", FieldType::String, "activation recomputation", "", "none", -1e300, 1e300,
@@ -112,6 +115,7 @@ LayoutSpec fixed_spec(const Layout& l) {
     k.vp = l.vp;
     k.microbatch = l.microbatch;
     k.zero_stage = l.zero_stage;
+    if (l.shard_group > 0) k.shard_group = l.shard_group;
     k.sequence_parallel = l.sequence_parallel;
     k.optimizer_offload = l.optimizer_offload;
     k.recompute = l.recompute;
@@ -137,6 +141,7 @@ LayoutSpec parse_layout(const json& object, const std::string& path) {
     l.vp = r.integer("vp");
     l.microbatch = r.integer("microbatch");
     l.zero_stage = r.integer("zero_stage");
+    l.shard_group = r.integer("shard_group");
     l.sequence_parallel = r.boolean("sequence_parallel");
     l.optimizer_offload = r.boolean("optimizer_offload");
     if (auto s = r.string("recompute")) l.recompute = parse_recompute(*s);

@@ -26,7 +26,9 @@ constexpr FieldDef kRuntimeFields[] = {
     {"pp_overlap", FieldType::Boolean, "pipeline sends overlap compute (else the sending stage waits)", "", "true"},
     {"sm_contention", FieldType::Number, "compute slowdown while overlapped communication runs", "", "0.05", 0, 1},
     {"microbatch_overhead_us", FieldType::Number, "host overhead per microbatch and stage", "us", "0", 0},
-    {"step_overhead_s", FieldType::Number, "per-step overhead: data loading, logging, host sync", "s", "0", 0},
+    {"step_overhead_s", FieldType::Number, "per-step host overhead: data loading, logging, optimizer launch (none measured: 0)", "s", "0", 0},
+    {"grad_clip", FieldType::Boolean,
+     "gradients clipped by their global norm each step: a read of the local gradients and an fp32 all-reduce over every GPU", "", "true"},
     {"grad_dtype", FieldType::String, "gradient buffer and reduction dtype when the scenario's optimizer does not set one", "", "fp32",
      -1e300, 1e300, "fp32|bf16|fp16"},
     {"moe_node_dedup", FieldType::Boolean,
@@ -45,6 +47,8 @@ constexpr FieldDef kRuntimeFields[] = {
      "ZeRO-3 per-module gathers: the next module is prefetched only while fewer parameters than this are gathered (0: whole blocks, always prefetched)",
      "", "0", 0},
     {"zero3_reduce_bucket_params", FieldType::Number, "ZeRO-3 gradient elements reduce-scattered per bucket (0: one block's gradient)", "", "0", 0},
+    {"zero3_hsdp_all_reduce_every_microbatch", FieldType::Boolean,
+     "HSDP: each microbatch's ZeRO-3 gradient shard is all-reduced across the replicas (FSDP2), else once per step", "", "true"},
     {"preset", FieldType::String, "runtime profile this one starts from; its other keys override"},
     {"features", FieldType::Object, "what the framework implements, for the knobs a layout leaves open"},
     {"source", FieldType::String, "what the settings rest on"},
@@ -63,6 +67,7 @@ constexpr FieldDef kFeatureFields[] = {
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all hidden behind another microbatch's compute (Megatron-Core 0.14+ --overlap-moe-expert-parallel-comm)", "",
      "false"},
+    {"hsdp", FieldType::Boolean, "ZeRO states sharded inside groups of data-parallel ranks, replicated across them (layout.shard_group)", "", "true"},
 };
 
 FrameworkFeatures parse_features(const json& doc, const std::string& path) {
@@ -95,6 +100,7 @@ FrameworkFeatures parse_features(const json& doc, const std::string& path) {
     f.optimizer_offload = r.boolean("optimizer_offload").value_or(true);
     f.activation_offload = r.boolean("activation_offload").value_or(false);
     f.ep_a2a_overlap = r.boolean("ep_a2a_overlap").value_or(false);
+    f.hsdp = r.boolean("hsdp").value_or(true);
     return f;
 }
 }  // namespace
@@ -178,6 +184,7 @@ RuntimeProfile parse_runtime_profile(const json& doc, const std::string& name, c
     p.sm_contention = r.number("sm_contention").value_or(0.05);
     p.microbatch_overhead_us = r.number("microbatch_overhead_us").value_or(0.0);
     p.step_overhead_s = r.number("step_overhead_s").value_or(0.0);
+    p.grad_clip = r.boolean("grad_clip").value_or(true);
     p.zero3_reshard_with_pp = r.boolean("zero3_reshard_with_pp").value_or(true);
     p.fp8_delayed_scaling = r.boolean("fp8_delayed_scaling").value_or(false);
     p.moe_node_dedup = r.boolean("moe_node_dedup").value_or(false);
@@ -189,6 +196,8 @@ RuntimeProfile parse_runtime_profile(const json& doc, const std::string& name, c
     p.zero3.max_reuse_distance = r.number("zero3_max_reuse_distance").value_or(fsdp.max_reuse_distance);
     p.zero3.max_live_params = r.number("zero3_max_live_params").value_or(fsdp.max_live_params);
     p.zero3.reduce_bucket_params = r.number("zero3_reduce_bucket_params").value_or(fsdp.reduce_bucket_params);
+    p.zero3.hsdp_all_reduce_every_microbatch =
+        r.boolean("zero3_hsdp_all_reduce_every_microbatch").value_or(fsdp.hsdp_all_reduce_every_microbatch);
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.source = r.string("source").value_or("");
     return p;

@@ -369,6 +369,30 @@ void check_experts(const Scenario& s, const LayoutSpec& k) {
     }
 }
 
+// HSDP's shard groups split the data-parallel ranks evenly, and shard only what ZeRO shards; the
+// expert-data-parallel ranks split into the same number of replicas (Megatron-Core asserts
+// expert_data_parallel_size % num_distributed_optimizer_instances == 0, parallel_state.py).
+void check_shard_group(const Scenario& s, const LayoutSpec& k) {
+    if (!k.shard_group) return;
+    const std::int64_t shard = *k.shard_group;
+    const std::string path = "/layout/shard_group";
+    if (!k.dp) return;
+    if (*k.dp % shard != 0)
+        throw InputError(path, int_text(shard), "must divide dp (" + int_text(*k.dp) + "): the shard groups split the data-parallel ranks evenly");
+    if (shard == *k.dp) return;
+    if (k.zero_stage && *k.zero_stage == 0)
+        throw InputError(path, int_text(shard), "below dp (" + int_text(*k.dp) + ") needs ZeRO stage 1-3 (/layout/zero_stage): stage 0 shards nothing");
+    const std::int64_t replicas = *k.dp / shard;
+    if (s.model.is_moe() && k.tp && k.cp) {
+        const std::int64_t folded = *k.tp * *k.cp * *k.dp;
+        const std::int64_t edp = folded / (k.ep.value_or(1) * k.expert_tp.value_or(1));
+        if (edp % replicas != 0)
+            throw InputError(path, int_text(shard),
+                             "leaves dp / shard_group = " + int_text(replicas) + " replicas, which must divide the expert-data-parallel ranks (" +
+                                 int_text(edp) + ")");
+    }
+}
+
 }  // namespace
 
 std::string ep_overlap_rule(bool moe, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp, std::optional<std::int64_t> vp,
@@ -399,6 +423,7 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_stage_split(s, known);
     check_batch(s, k);
     check_experts(s, k);
+    check_shard_group(s, k);
     check_recompute(s, known);
     check_ep_overlap(s, k);
     if (k.cp && *k.cp > 1 && s.training.seq_len % (2 * *k.cp) != 0)
@@ -450,6 +475,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.etp = spec.expert_tp.value_or(s.model.is_moe() && (l.tp * l.cp * l.dp) % (l.ep * l.tp) == 0 ? l.tp : 1);
     l.microbatch = spec.microbatch.value_or(1);
     l.zero_stage = static_cast<int>(spec.zero_stage.value_or(0));
+    l.shard_group = spec.shard_group.value_or(0) == l.dp ? 0 : spec.shard_group.value_or(0);
     l.sequence_parallel = spec.sequence_parallel.value_or(l.tp > 1);
     l.optimizer_offload = spec.optimizer_offload.value_or(false);
     l.recompute = spec.recompute.value_or(Recompute::None);
