@@ -27,6 +27,7 @@
 #include "reliability/scenario_parts.hpp"
 #include "reliability/time_to_train.hpp"
 #include "report/html_report.hpp"
+#include "report/output.hpp"
 #include "report/planner_view.hpp"
 #include "core/table.hpp"
 
@@ -87,54 +88,40 @@ json layout_json(const Layout& l) {
             {"stage_layers", l.stage_layers}};
 }
 
-json sweep_json(const Planner& planner, const std::vector<Plan>& plans) {
-    json out = json::array();
-    const auto best = planner.best_per_variant(plans);
-    for (std::size_t v = 0; v < best.size(); ++v) {
-        const Scenario& s = planner.variants()[v].scenario;
-        json row = {{"gpus", s.cluster.gpus}, {"global_batch", s.training.global_batch}, {"fits", best[v] != nullptr}};
-        if (best[v]) {
-            row["layout"] = layout_json(best[v]->layout);
-            row["step_time_s"] = best[v]->simulated.step_time_s;
-            row["mfu"] = best[v]->simulated.mfu;
-            row["tokens_per_s"] = best[v]->simulated.tokens_per_s;
-            if (const RunLength run = run_length(s, *best[v]); run.days > 0) {
-                row["train_days"] = run.days;
-                row["gpu_hours"] = run.gpu_hours;
-            }
-        }
-        out.push_back(row);
-    }
-    return out;
-}
+// A layout as JSON (its knobs) and as text (its label).
+Value layout_cell(const Layout& l) { return Value::structured(layout_json(l), layout_label(l)); }
 
 // For "how many GPUs should I ask for?": each GPU count's (and batch's) best layout, with the
 // time and GPU-hours of the run's token budget.
-void print_sweep(const Planner& planner, const std::vector<Plan>& plans) {
+Table sweep_table(const Planner& planner, const std::vector<Plan>& plans) {
     const bool budget = planner.variants().front().scenario.training.train_tokens > 0;
-    std::vector<std::string> header = {"gpus", "batch", "best layout", "step", "MFU", "tokens/s"};
-    if (budget) header.insert(header.end(), {"train days", "GPU-hours"});
-    TextTable t(header);
+    Table t{.pointer = "/variants",
+            .columns = {{"gpus", "gpus"},
+                        {"global_batch", "batch"},
+                        {"fits", ""},
+                        {"layout", "best layout"},
+                        {"step_time_s", "step"},
+                        {"mfu", "MFU"},
+                        {"tokens_per_s", "tokens/s"},
+                        {"train_days", budget ? "train days" : ""},
+                        {"gpu_hours", budget ? "GPU-hours" : ""}}};
+    t.title = std::string("Best layout per GPU count and batch") + (budget ? " (train days: the token budget without failures)" : "") + ":";
     const auto best = planner.best_per_variant(plans);
     for (std::size_t v = 0; v < best.size(); ++v) {
         const Scenario& s = planner.variants()[v].scenario;
-        std::vector<std::string> row = {std::to_string(s.cluster.gpus), std::to_string(s.training.global_batch)};
         if (!best[v]) {
-            row.insert(row.end(), {"no layout fits", "-", "-", "-"});
-            if (budget) row.insert(row.end(), {"-", "-"});
-        } else {
-            const Plan& p = *best[v];
-            row.insert(row.end(), {layout_label(p.layout), format_seconds(p.simulated.step_time_s),
-                                   fmt::format("{:.1f}%", 100 * p.simulated.mfu), fmt::format("{:.0f}", p.simulated.tokens_per_s)});
-            if (budget) {
-                const RunLength run = run_length(s, p);
-                row.insert(row.end(), {fmt::format("{:.1f}", run.days), fmt::format("{:.0f}", run.gpu_hours)});
-            }
+            t.rows.push_back({s.cluster.gpus, s.training.global_batch, false, Value::structured(nullptr, "no layout fits")});
+            continue;
         }
-        t.add_row(row);
+        const Plan& p = *best[v];
+        const RunLength run = run_length(s, p);
+        const bool days = run.days > 0;
+        t.rows.push_back({s.cluster.gpus, s.training.global_batch, true, layout_cell(p.layout),
+                          Value(p.simulated.step_time_s, Style::Duration), Value(p.simulated.mfu, Style::Fraction),
+                          Value(p.simulated.tokens_per_s, Style::Plain, 0), days ? Value(run.days, Style::Plain, 1) : Value(),
+                          days ? Value(run.gpu_hours, Style::Plain, 0) : Value()});
     }
-    std::cout << "\nBest layout per GPU count and batch" << (budget ? " (train days: the token budget without failures)" : "") << ":\n"
-              << t.render();
+    return t;
 }
 
 // Time to train with failures, per plan (in the ranking's order) and per GPU count and batch.
@@ -162,115 +149,100 @@ TrainingTimes rank_plans_by_time_to_train(const Planner& planner, std::vector<Pl
 
 constexpr double kDay = 86400.0;
 
-json time_to_train_json(const Planner& planner, const std::vector<Plan>& plans, const TrainingTimes& t) {
-    json out = json::array();
+// Each GPU count's (and batch's) fastest plan to the token budget, failures included.
+Table time_to_train_table(const Planner& planner, const std::vector<Plan>& plans, const TrainingTimes& t) {
+    Table table{.pointer = "/time_to_train",
+                .columns = {{"gpus", "gpus"},
+                            {"global_batch", "batch"},
+                            {"fits", ""},
+                            {"layout", "best layout"},
+                            {"step_time_s", "step"},
+                            {"mfu", "MFU"},
+                            {"failure_free_days", "no-failure days"},
+                            {"job_mtbf_s", "job MTBF"},
+                            {"checkpoint_interval_s", "checkpoint"},
+                            {"goodput", "goodput"},
+                            {"expected_days", "expected days"},
+                            {"expected_days_ci", "95% CI"},
+                            {"gpu_hours", "GPU-hours"}}};
+    table.title = fmt::format("Time to train {:.3g} tokens with failures ({}; checkpoints every Daly interval; each GPU count's best {} "
+                              "layouts by the closed form, then {} simulated runs of each):",
+                              t.ranking.train_tokens, t.ranking.failures, t.ranking.finalists, t.ranking.trials);
     for (std::size_t v = 0; v < t.ranking.best.size(); ++v) {
         const Scenario& s = planner.variants()[v].scenario;
-        json row = {{"gpus", s.cluster.gpus}, {"global_batch", s.training.global_batch}, {"fits", t.ranking.best[v].has_value()}};
-        if (const auto& best = t.ranking.best[v]) {
-            const Plan& p = plans[best->plan];
-            const reliability::TimeToTrain& time = best->time;
-            row["layout"] = layout_json(p.layout);
-            row["step_time_s"] = p.simulated.step_time_s;
-            row["mfu"] = p.simulated.mfu;
-            row["failure_free_days"] = time.work_s / kDay;
-            row["job_mtbf_s"] = time.job_mtbf_s;
-            row["checkpoint_interval_s"] = time.interval_s;
-            row["goodput"] = time.goodput;
-            row["expected_days"] = time.expected_wall_s / kDay;
-            row["expected_days_ci"] = {time.simulated_wall_s->ci_low / kDay, time.simulated_wall_s->ci_high / kDay};
-            row["gpu_hours"] = time.gpu_hours;
+        const auto& best = t.ranking.best[v];
+        if (!best) {
+            table.rows.push_back({s.cluster.gpus, s.training.global_batch, false, Value::structured(nullptr, "no layout fits")});
+            continue;
         }
-        out.push_back(row);
+        const Plan& p = plans[best->plan];
+        const reliability::TimeToTrain& time = best->time;
+        const double low = time.simulated_wall_s->ci_low / kDay, high = time.simulated_wall_s->ci_high / kDay;
+        table.rows.push_back({s.cluster.gpus, s.training.global_batch, true, layout_cell(p.layout),
+                              Value(p.simulated.step_time_s, Style::Duration), Value(p.simulated.mfu, Style::Fraction),
+                              Value(time.work_s / kDay, Style::Plain, 1),
+                              Value::structured(time.job_mtbf_s, reliability::duration_label(time.job_mtbf_s)),
+                              Value::structured(time.interval_s, reliability::duration_label(time.interval_s)),
+                              Value(time.goodput, Style::Fraction), Value(time.expected_wall_s / kDay, Style::Plain, 1),
+                              Value::structured({low, high}, fmt::format("[{:.1f}, {:.1f}]", low, high)),
+                              Value(time.gpu_hours, Style::Plain, 0)});
     }
-    return out;
+    return table;
 }
 
-void print_time_to_train(const Planner& planner, const std::vector<Plan>& plans, const TrainingTimes& t) {
-    std::cout << fmt::format("\nTime to train {:.3g} tokens with failures ({}; checkpoints every Daly interval; "
-                             "each GPU count's best {} layouts by the closed form, then {} simulated runs of each):\n",
-                             t.ranking.train_tokens, t.ranking.failures, t.ranking.finalists, t.ranking.trials);
-    TextTable table({"gpus", "batch", "best layout", "step", "MFU", "no-failure days", "job MTBF", "checkpoint", "goodput",
-                     "expected days", "95% CI", "GPU-hours"});
-    for (std::size_t v = 0; v < t.ranking.best.size(); ++v) {
-        const Scenario& s = planner.variants()[v].scenario;
-        std::vector<std::string> row = {std::to_string(s.cluster.gpus), std::to_string(s.training.global_batch)};
-        if (const auto& best = t.ranking.best[v]) {
-            const Plan& p = plans[best->plan];
-            const reliability::TimeToTrain& time = best->time;
-            row.insert(row.end(), {layout_label(p.layout), format_seconds(p.simulated.step_time_s),
-                                   fmt::format("{:.1f}%", 100 * p.simulated.mfu), fmt::format("{:.1f}", time.work_s / kDay),
-                                   reliability::duration_label(time.job_mtbf_s), reliability::duration_label(time.interval_s),
-                                   fmt::format("{:.1f}%", 100 * time.goodput), fmt::format("{:.1f}", time.expected_wall_s / kDay),
-                                   fmt::format("[{:.1f}, {:.1f}]", time.simulated_wall_s->ci_low / kDay, time.simulated_wall_s->ci_high / kDay),
-                                   fmt::format("{:.0f}", time.gpu_hours)});
-        } else {
-            row.insert(row.end(), {"no layout fits", "-", "-", "-", "-", "-", "-", "-", "-", "-"});
-        }
-        table.add_row(row);
-    }
-    std::cout << table.render();
-}
-
-void print_plans(const Planner& planner, const std::vector<Plan>& plans, std::size_t simulated, const PlanArgs& a,
-                 double seconds, const TrainingTimes* times) {
-    const std::size_t shown = std::min(a.top, plans.size());
-    if (a.json) {
-        json doc;
-        doc["plans"] = json::array();
-        for (std::size_t i = 0; i < shown; ++i) {
-            const Plan& p = plans[i];
-            const Scenario& s = planner.variants()[p.variant].scenario;
-            json breakdown = json::object();
-            for (const auto& [n, v] : p.simulated.breakdown) breakdown[n] = v;
-            doc["plans"].push_back({{"rank", i + 1}, {"layout", layout_json(p.layout)},
-                                    {"gpus", s.cluster.gpus}, {"global_batch", s.training.global_batch},
-                                    {"step_time_s", p.simulated.step_time_s}, {"mfu", p.simulated.mfu},
-                                    {"tokens_per_s", p.simulated.tokens_per_s},
-                                    {"peak_memory_bytes", p.simulated.peak_memory_bytes},
-                                    {"capacity_bytes", p.simulated.capacity_bytes},
-                                    {"memory_margin", memory_margin(p.simulated)},
-                                    {"screened_step_time_s", p.screened.step_time_s},
-                                    {"breakdown", breakdown}});
-            if (times) doc["plans"].back()["expected_days"] = times->per_plan[i].expected_wall_s / kDay;
-        }
-        if (times) doc["time_to_train"] = time_to_train_json(planner, plans, *times);
-        if (planner.variants().size() > 1) doc["variants"] = sweep_json(planner, plans);
-        doc["explanation"] = explain_winner(plans);
-        doc["candidates_screened"] = planner.candidate_count();
-        doc["candidates_simulated"] = simulated;
-        doc["seconds"] = seconds;
-        std::cout << doc.dump(2) << "\n";
-        return;
-    }
+// The ranked plans, the sweep or time-to-train table, the search's size and why the winner wins.
+Output plans_output(const Planner& planner, const std::vector<Plan>& plans, std::size_t simulated, std::size_t top, double seconds,
+                    const TrainingTimes* times) {
     const bool sweep = planner.variants().size() > 1;
-    std::vector<std::string> header = {"#", "layout"};
-    if (sweep) header.insert(header.end(), {"gpus", "batch"});
-    header.insert(header.end(), {"step", "MFU", "tokens/s", "peak mem", "headroom", "margin", "dominant"});
-    if (times) header.push_back("expected days");
-    TextTable t(header);
-    for (std::size_t i = 0; i < shown; ++i) {
+    Output out;
+    Table& t = out.table("/plans", {{"rank", "#"},
+                                    {"layout", "layout"},
+                                    {"gpus", sweep ? "gpus" : ""},
+                                    {"global_batch", sweep ? "batch" : ""},
+                                    {"step_time_s", "step"},
+                                    {"mfu", "MFU"},
+                                    {"tokens_per_s", "tokens/s"},
+                                    {"peak_memory_bytes", "peak mem"},
+                                    {"", "headroom"},
+                                    {"capacity_bytes", ""},
+                                    {"memory_margin", "margin"},
+                                    {"", "dominant"},
+                                    {"screened_step_time_s", ""},
+                                    {"breakdown", ""},
+                                    {"expected_days", times ? "expected days" : ""}});
+    for (std::size_t i = 0; i < std::min(top, plans.size()); ++i) {
         const Plan& p = plans[i];
         const Scenario& s = planner.variants()[p.variant].scenario;
-        std::vector<std::string> row = {std::to_string(i + 1), layout_label(p.layout)};
-        if (sweep) row.insert(row.end(), {std::to_string(s.cluster.gpus), std::to_string(s.training.global_batch)});
-        row.insert(row.end(), {format_seconds(p.simulated.step_time_s), fmt::format("{:.1f}%", 100 * p.simulated.mfu),
-                               fmt::format("{:.0f}", p.simulated.tokens_per_s),
-                               format_bytes(p.simulated.peak_memory_bytes),
-                               format_bytes(p.simulated.capacity_bytes - p.simulated.peak_memory_bytes),
-                               fmt::format("{:.1f}%", 100 * memory_margin(p.simulated)), dominant_cost(p.simulated)});
-        if (times) row.push_back(fmt::format("{:.1f}", times->per_plan[i].expected_wall_s / kDay));
-        t.add_row(row);
+        json breakdown = json::object();
+        for (const auto& [n, v] : p.simulated.breakdown) breakdown[n] = v;
+        t.rows.push_back({i + 1, layout_cell(p.layout), s.cluster.gpus, s.training.global_batch,
+                          Value(p.simulated.step_time_s, Style::Duration), Value(p.simulated.mfu, Style::Fraction),
+                          Value(p.simulated.tokens_per_s, Style::Plain, 0), Value(p.simulated.peak_memory_bytes, Style::ByteSize),
+                          Value(p.simulated.capacity_bytes - p.simulated.peak_memory_bytes, Style::ByteSize), p.simulated.capacity_bytes,
+                          Value(memory_margin(p.simulated), Style::Fraction), dominant_cost(p.simulated), p.screened.step_time_s,
+                          Value::structured(breakdown, ""),
+                          times ? Value(times->per_plan[i].expected_wall_s / kDay, Style::Plain, 1) : Value()});
     }
-    std::cout << t.render();
-    if (times) print_time_to_train(planner, plans, *times);
-    else if (sweep) print_sweep(planner, plans);
-    std::cout << fmt::format("\n{} candidates screened, {} simulated, in {:.2f} s; layouts leaving less than {:.0f}% of HBM free are not offered (--memory-margin)\n",
-                             planner.candidate_count(), simulated, seconds, 100 * planner.memory_margin());
+    // Text shows the time to train when it was asked for, else the sweep; JSON has both.
+    if (times) out.blocks.emplace_back(time_to_train_table(planner, plans, *times));
+    if (sweep) {
+        out.blocks.emplace_back(sweep_table(planner, plans));
+        std::get<Table>(out.blocks.back()).hidden_in_text = times != nullptr;
+    }
+    const std::vector<std::string> why = explain_winner(plans);
+    out.facts() = {{"/explanation", "", Value::structured(why, "")},
+                   {"/candidates_screened", "", planner.candidate_count()},
+                   {"/candidates_simulated", "", simulated},
+                   {"/seconds", "", seconds}};
+    out.note(fmt::format("{} candidates screened, {} simulated, in {:.2f} s; layouts leaving less than {:.0f}% of HBM free are not "
+                         "offered (--memory-margin)",
+                         planner.candidate_count(), simulated, seconds, 100 * planner.memory_margin()));
     if (!plans.empty()) {
-        std::cout << "\nWhy " << layout_label(plans.front().layout) << " wins:\n";
-        for (const auto& line : explain_winner(plans)) std::cout << "  - " << line << "\n";
+        std::string text = "Why " + layout_label(plans.front().layout) + " wins:";
+        for (const auto& line : why) text += "\n  - " + line;
+        out.note(text);
     }
+    return out;
 }
 
 void emit_winner(const Planner& planner, const std::vector<Plan>& plans, const PlanArgs& a) {
@@ -336,7 +308,10 @@ void run_plan(const PlanArgs& a) {
         write_output_file(a.html, html_report(report), "--html");
     }
     if (!a.emit.empty()) emit_winner(planner, plans, a);
-    else print_plans(planner, plans, simulated, a, seconds, times ? &*times : nullptr);
+    else {
+        const Output out = plans_output(planner, plans, simulated, a.top, seconds, times ? &*times : nullptr);
+        std::cout << (a.json ? render_json(out).dump(2) + "\n" : render_text(out));
+    }
 }
 }  // namespace
 

@@ -70,7 +70,8 @@ std::vector<std::string> text_cells(const Table& t, const std::vector<Value>& ro
 }
 
 std::string table_text(const Table& t) {
-    if (std::all_of(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.header.empty(); })) return "";
+    if (t.hidden_in_text || std::all_of(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.header.empty(); }))
+        return "";
     std::vector<std::string> header;
     int merge = -1;  // the merge column's index among the text-visible columns
     for (std::size_t c = 0; c < t.columns.size(); ++c) {

@@ -69,6 +69,7 @@ struct Table {
     int merge_runs_on = -1;
     std::string title = "";                   // text only: the line above the table
     std::vector<std::size_t> json_only_rows = {};  // rows text leaves out (causes with no events)
+    bool hidden_in_text = false;                    // the whole table is JSON only
 };
 
 struct Note {
