@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "spec/field_binding.hpp"
+#include "core/error.hpp"
 #include "spec/presets.hpp"
+#include "spec/runtime_profile.hpp"
 #include "spec/scenario.hpp"
 
 using namespace sextant;
@@ -43,9 +45,9 @@ std::vector<std::string> mismatches(std::span<const FieldDef> fields, const T& p
 template <class T>
 int check_defaults(std::span<const FieldDef> fields, const T& parsed, const std::string& table) {
     int checked = 0;
-    const auto wrong = mismatches(fields, parsed, checked);
-    INFO(table);
-    CHECK(wrong == std::vector<std::string>{});
+    std::string wrong;
+    for (const auto& name : mismatches(fields, parsed, checked)) wrong += table + "/" + name + " ";
+    CHECK(wrong == "");
     return checked;
 }
 
@@ -70,7 +72,8 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
         m["attention"] = {{"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
         m["sliding_window"] = {{"tokens", 128}};
         const ModelSpec spec = parse_model(m, "/model");
-        CHECK(check_defaults(model_fields(), spec, "/model") == 4);  // name, mtp_layers, qkv_bias, source
+        CHECK(check_defaults(model_fields(), spec, "/model") == 3);  // mtp_layers, qkv_bias, source
+        CHECK(spec.name == field_default_text(model_fields(), "name"));
         CHECK(check_defaults(moe_fields(), spec.moe, "/model/moe") == 4);
         CHECK(check_defaults(mla_fields(), spec.mla, "/model/attention") == 1);
         CHECK(check_defaults(sliding_window_fields(), spec.window, "/model/sliding_window") == 1);
@@ -130,6 +133,41 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
     }
 }
 
+TEST_CASE("/reliability's tables: typed defaults fill the spec and agree with its initialisers") {
+    using namespace sextant::reliability;
+    const ReliabilitySpec spec = parse_reliability(
+        {{"restart", json::object()},
+         {"checkpoint", json::object()},
+         {"maintenance", json::object()},
+         {"failures", json::array({{{"component", "gpu"}, {"rate_per_1000_node_days", 1}}})}},
+        "/reliability");
+    CHECK(check_defaults(reliability_fields(), spec, "/reliability") == 4);
+    CHECK(check_defaults(restart_fields(), spec.restart, "/reliability/restart") == 5);
+    CHECK(check_defaults(checkpoint_fields(), spec.checkpoint, "/reliability/checkpoint") == 4);
+    CHECK(check_defaults(maintenance_fields(), spec.maintenance, "/reliability/maintenance") == 3);
+    REQUIRE(spec.failures.size() == 1);
+    CHECK(check_defaults(failure_fields(), spec.failures[0], "/reliability/failures/*") == 3);
+    // The rules the failure table names: the name is the component's, a GPU failure needs a spare.
+    CHECK(spec.failures[0].name == "gpu");
+    CHECK(spec.failures[0].needs_spare);
+    // Without /reliability the default preset is read.
+    CHECK(parse_reliability(json(), "/reliability").preset == field_default_text(reliability_fields(), "preset"));
+    CHECK(gap_name(GapKind::Weibull) == "weibull");
+    CHECK(enum_from_name<GapKind>("fixed") == GapKind::Fixed);
+}
+
+TEST_CASE("calibration/runtime's table: typed defaults fill the profile and agree with its initialisers") {
+    const RuntimeProfile p = parse_runtime_profile({{"features", json::object()}}, "empty", "/calibration/runtime/empty");
+    CHECK(check_defaults(runtime_profile_fields(), p, "calibration/runtime") == 25);
+    // The features table is the second table of the file; its struct is FrameworkFeatures.
+    const FrameworkFeatures fresh{};
+    CHECK(p.features.sequence_parallel == fresh.sequence_parallel);
+    CHECK(p.features.activation_offload == fresh.activation_offload);
+    CHECK(p.features.ep_a2a_overlap == fresh.ep_a2a_overlap);
+    CHECK(p.features.zero_stages == fresh.zero_stages);
+    CHECK(p.features.schedules == fresh.schedules);
+}
+
 TEST_CASE("a table entry that disagrees with its member is caught") {
     // /memory's table as if one default had been changed in the table alone (0.05 written 0.06),
     // one outside its own range, and one bound to another struct's member.
@@ -144,7 +182,8 @@ TEST_CASE("a table entry that disagrees with its member is caught") {
     // The parser applies the table's default, not the initialiser: parsed, the wrong table's
     // member is 0.06.
     MemorySettings parsed;
-    read_fields(ObjectReader(json::object(), "/memory", wrong_default), parsed);
+    const json empty = json::object();
+    read_fields(ObjectReader(empty, "/memory", wrong_default), parsed);
     CHECK(parsed.fragmentation == 0.06);
 }
 

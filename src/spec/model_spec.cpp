@@ -9,7 +9,7 @@ namespace sextant {
 
 namespace {
 constexpr FieldDef kModelFields[] = {
-    {"name", FieldType::String, "display name", "", default_string("custom"), -1e300, 1e300, "", bind<&ModelSpec::name>()},
+    {"name", FieldType::String, "display name", "", default_string("custom")},
     {"arch", FieldType::String,
      "family defaults: gpt = LayerNorm, GeLU MLP, learned positions, biases; llama = RMSNorm, "
      "SwiGLU, rotary, no biases",
@@ -188,6 +188,7 @@ std::int64_t ModelSpec::moe_layer_count() const {
 ModelSpec parse_model(const json& object, const std::string& path) {
     ObjectReader r(object, path, kModelFields);
     ModelSpec m;
+    m.name = r.string_or_default("name");
     apply_arch_defaults(m, r.string_or_default("arch"));
     read_fields(r, m);  // over the family's defaults: a given norm, mlp, position or bias wins
     // The rules of the defaults the table states as text: kv_heads, head_dim, ffn_hidden.

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
@@ -139,10 +140,27 @@ Scenario parse_scenario(const json& doc, const fs::path& base) {
     if (const json* layout = r.raw("layout")) s.layout = parse_layout(*layout, "/layout");
 
     if (const json* memory = r.raw("memory")) read_fields(ObjectReader(*memory, "/memory", kMemoryFields), s.memory);
-    for (const char* key : {"calibration", "reliability", "stragglers", "degraded_links"})
-        if (const json* v = r.raw(key)) s.extensions[key] = *v;
-
     check_fixed_knobs(s, s.layout);  // every rule of the fixed knobs, once, before anything runs
+    for (const char* key : {"calibration", "reliability", "stragglers", "degraded_links"})
+        set_scenario_part(s, key, r.raw(key) ? *r.raw(key) : json());
+    return s;
+}
+
+void set_scenario_part(Scenario& s, std::string_view key, const json& value) {
+    const std::string path = "/" + std::string(key);
+    if (key == "calibration") s.calibration = value.is_null() ? json() : resolve_part(value, "calibration", s.base_dir, path);
+    else if (key == "reliability") s.reliability = reliability::parse_reliability(value, path);
+    else if (key == "stragglers") s.stragglers = parse_stragglers(value, path, s.cluster);
+    else if (key == "degraded_links") s.degraded_links = parse_degraded_links(value, path, s.cluster);
+    else throw std::logic_error("set_scenario_part: no part " + std::string(key));
+}
+
+Scenario with_gpus_and_batch(const Scenario& base, std::int64_t gpus, std::int64_t global_batch, const std::string& gpus_path) {
+    Scenario s = base;
+    check_gpu_count(s.cluster, gpus, gpus_path);
+    s.cluster.gpus = gpus;
+    s.training.global_batch = global_batch;
+    check_faults_in_cluster(s.stragglers, s.degraded_links, s.cluster, gpus_path);
     return s;
 }
 
