@@ -32,11 +32,17 @@ std::pair<std::int64_t, std::int64_t> target(const ObjectReader& r, const Cluste
     return {*node * c.gpus_per_node, (*node + 1) * c.gpus_per_node - 1};
 }
 
-const json& entries(const json& list, const std::string& path) {
-    static const json none = json::array();
-    if (list.is_null()) return none;
+// Reads each entry of a part's array (null: none) with `fields` and hands `add` its reader and
+// the GPUs it names.
+template <class Add>
+void read_entries(const json& list, const std::string& path, std::span<const FieldDef> fields, const ClusterSpec& c, Add&& add) {
+    if (list.is_null()) return;
     if (!list.is_array()) throw InputError(path, value_text(list), "must be an array");
-    return list;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        ObjectReader r(list[i], path + "/" + std::to_string(i), fields);
+        const auto [first, last] = target(r, c);
+        add(r, first, last);
+    }
 }
 }  // namespace
 
@@ -45,24 +51,18 @@ std::span<const FieldDef> degraded_link_fields() { return kDegradedFields; }
 
 std::vector<Straggler> parse_stragglers(const json& list, const std::string& path, const ClusterSpec& cluster) {
     std::vector<Straggler> out;
-    const json& items = entries(list, path);
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        ObjectReader r(items[i], path + "/" + std::to_string(i), kStragglerFields);
-        const auto [first, last] = target(r, cluster);
+    read_entries(list, path, kStragglerFields, cluster, [&](const ObjectReader& r, std::int64_t first, std::int64_t last) {
         out.push_back({first, last, r.require_number("slowdown")});
-    }
+    });
     return out;
 }
 
 std::vector<DegradedLink> parse_degraded_links(const json& list, const std::string& path, const ClusterSpec& cluster) {
     std::vector<DegradedLink> out;
-    const json& items = entries(list, path);
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        ObjectReader r(items[i], path + "/" + std::to_string(i), kDegradedFields);
-        const auto [first, last] = target(r, cluster);
+    read_entries(list, path, kDegradedFields, cluster, [&](const ObjectReader& r, std::int64_t first, std::int64_t last) {
         const double factor = r.require_number("bandwidth_factor");
         for (std::int64_t g = first; g <= last; ++g) out.push_back({g, factor});
-    }
+    });
     return out;
 }
 
