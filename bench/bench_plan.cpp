@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <sys/resource.h>
 
 #include "planner/planner.hpp"
@@ -17,6 +18,18 @@
 #include "spec/presets.hpp"
 
 using namespace sextant;
+
+// Heap allocations of this thread: the screen's hot path should make none per layout (issue 18).
+namespace {
+thread_local std::size_t allocations = 0;
+}
+void* operator new(std::size_t n) {
+    ++allocations;
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 double cpu_seconds() {
@@ -45,8 +58,10 @@ Timing run(const char* name, std::int64_t gpus, unsigned threads, bool any_frame
     const double w0 = now(), c0 = cpu_seconds();
     Planner planner(s, o, make_step_evaluator);
     const double w1 = now(), c1 = cpu_seconds();
+    const std::size_t a1 = allocations;
     auto screened = planner.screen({0, 1});
     const double w2 = now(), c2 = cpu_seconds();
+    const double per_layout = static_cast<double>(allocations - a1) / static_cast<double>(std::max<std::size_t>(planner.candidate_count(), 1));
     auto plans = planner.finish(std::move(screened));
     t.candidates = planner.candidate_count();
     t.screen_wall = w2 - w1;
@@ -54,15 +69,25 @@ Timing run(const char* name, std::int64_t gpus, unsigned threads, bool any_frame
     t.total_wall = now() - w0;
     t.total_cpu = cpu_seconds() - c0;
     (void)c1;
-    std::printf("%-18s %9lld GPUs %u thread%s %s: %8zu candidates; screen %.2f s wall, %.2f s CPU (%.0f /s/core); plan %.2f s wall, %.2f s CPU\n",
+    std::printf("%-18s %9lld GPUs %u thread%s %s: %8zu candidates; screen %.2f s wall, %.2f s CPU (%.0f /s/core",
                 name, static_cast<long long>(s.cluster.gpus), threads, threads == 1 ? " " : "s", any_framework ? "any framework" : "framework's  ",
-                t.candidates, t.screen_wall, t.screen_cpu, static_cast<double>(t.candidates) / t.screen_cpu, t.total_wall, t.total_cpu);
+                t.candidates, t.screen_wall, t.screen_cpu, static_cast<double>(t.candidates) / t.screen_cpu);
+    if (threads == 1) std::printf(", %.1f allocations a layout", per_layout);  // the other threads' are not counted
+    std::printf("); plan %.2f s wall, %.2f s CPU\n", t.total_wall, t.total_cpu);
     std::fflush(stdout);
     return t;
 }
 }  // namespace
 
 int main(int argc, char** argv) {
+    // `bench_plan --screen NAME [any|framework] [THREADS] [GPUS]`: that one plan, nothing else
+    // (for profilers, and for timing thread counts from outside: farm-bench).
+    if (argc > 2 && std::strcmp(argv[1], "--screen") == 0) {
+        const unsigned threads = argc > 4 ? static_cast<unsigned>(std::atoi(argv[4])) : 1u;
+        const std::int64_t gpus = argc > 5 ? std::atoll(argv[5]) : 0;
+        run(argv[2], gpus, threads, argc > 3 && std::strcmp(argv[3], "any") == 0);
+        return 0;
+    }
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     std::printf("load average at start: ");
     std::fflush(stdout);

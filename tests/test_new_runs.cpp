@@ -56,6 +56,31 @@ TEST_CASE("MLA: a DeepSeek-V3 layer's forward GEMMs are its projections' and MLP
     CHECK(c.backward.gemm == doctest::Approx(2 * (projections + dense_mlp) / rate).epsilon(1e-9));
 }
 
+TEST_CASE("MoE efficiency scales the routed experts' grouped GEMMs, not the shared expert or the router") {
+    // DeepSeek-V3, EP 8 on 8 GPUs, one 4096-token microbatch: 32 local experts share the 8 x 4096
+    // routed copies. Megatron-Core runs the shared expert as an ordinary MLP beside the token
+    // dispatcher (megatron/core/transformer/moe/shared_experts.py: SharedExpertMLP is an MLP of
+    // Transformer Engine linear layers) and the router as one small 16-bit GEMM: neither is a
+    // grouped GEMM. Halving the expert path's efficiency therefore adds exactly the routed
+    // experts' GEMM FLOPs at the flat rate once more, forward and backward.
+    const Scenario s = scenario("deepseek-v3", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}}, 8);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    const Layout l = resolve_layout(s, s.layout);
+    RuntimeProfile full = ctx.runtime(), half = ctx.runtime();
+    full.moe_efficiency = 1.0;
+    half.moe_efficiency = 0.5;
+    const CostContext at_full{s, profile, full, ctx.network()}, at_half{s, profile, half, ctx.network()};
+    const std::int64_t layer = 3;  // the first MoE layer (first_dense_layers 3)
+    REQUIRE(s.model.layer_is_moe(layer));
+    const LayerCost a = layer_cost(at_full, l, ctx.groups(l), layer), b = layer_cost(at_half, l, ctx.groups(l), layer);
+    const double h = 7168, ffn = 2048, routed = 4096.0 * 8 * s.model.moe.load_imbalance;
+    const double routed_flops = 2 * routed * 3 * h * ffn;  // gate|up and down, every routed copy
+    const double rate = kFlatTflops * 1e12 * full.compute_efficiency;
+    CHECK(b.forward.gemm - a.forward.gemm == doctest::Approx(routed_flops / rate).epsilon(1e-9));
+    CHECK(b.backward.gemm - a.backward.gemm == doctest::Approx(2 * routed_flops / rate).epsilon(1e-9));
+}
+
 TEST_CASE("expert all-to-all: dispatch and combine move every routed copy of this rank's tokens over the EP group") {
     // Mixtral 8x7B, EP 8 folded over TP 2 x DP 8: each rank routes its sequence-parallel share of
     // the tokens, top-2, in bf16.

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "spec/runtime_profile.hpp"
@@ -454,21 +455,36 @@ TEST_CASE("the planner searches the pipeline schedules the framework ships, and 
         std::set<Schedule> out;
         for (const auto& c : enumerate_candidates(s, fixed, o)) {
             out.insert(c.schedule);
-            if (c.schedule == Schedule::ZeroBubbleV) CHECK(c.vp == 2);
+            if (c.schedule == Schedule::ZeroBubbleV || c.schedule == Schedule::DualPipeV) CHECK(c.vp == 2);
+            if (c.schedule == Schedule::InterleavedZeroBubble) CHECK(c.vp >= 2);
             if (c.schedule == Schedule::DualPipe || c.schedule == Schedule::ZeroBubbleH1) CHECK(c.vp == 1);
         }
         return out;
     };
     SearchOptions o;
     o.framework = load_runtime_profile("torchtitan-2024", "").features;
-    CHECK(searched(o) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved});
+    CHECK(searched(o) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved, Schedule::InterleavedZeroBubble});
     o.framework = load_runtime_profile("torchtitan-2025", "").features;
-    CHECK(searched(o) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubbleV});
+    CHECK(searched(o) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubbleV, Schedule::InterleavedZeroBubble,
+                                            Schedule::DualPipeV});
     // Any framework: every schedule but GPipe (1F1B's time, all microbatches held).
-    CHECK(searched(SearchOptions{}) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubbleH1,
-                                                          Schedule::ZeroBubbleV, Schedule::DualPipe});
+    CHECK(searched(SearchOptions{}) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubbleH1, Schedule::ZeroBubbleV,
+                                                          Schedule::DualPipe, Schedule::InterleavedZeroBubble, Schedule::DualPipeV});
     o.search_schedule = false;  // validate: a run that names none ran the framework's default
     CHECK(searched(o) == std::set<Schedule>{Schedule::OneFOneB, Schedule::Interleaved});
+
+    // Each torchtitan export names PyTorch's class (get_schedule_class's names).
+    for (const auto& [schedule, vp, name] : {std::tuple{Schedule::InterleavedZeroBubble, std::int16_t{2}, "InterleavedZeroBubble"},
+                                             std::tuple{Schedule::DualPipeV, std::int16_t{2}, "DualPipeV"}}) {
+        Candidate k;
+        k.tp = 8;
+        k.pp = 4;
+        k.vp = vp;
+        k.schedule = schedule;
+        const Layout layout = to_layout(s, fixed, k);
+        CHECK_NOTHROW(validate_layout(s, layout));
+        CHECK(emit_plan(EmitFormat::Torchtitan, s, layout).text.find(name) != std::string::npos);
+    }
 
     Candidate c;
     c.tp = 8;

@@ -21,6 +21,7 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 struct Run {
     double pipeline = 0;        // first forward to last pass, in the times' units
     std::vector<double> peak;   // per stage, activations held at most, in microbatches of one model stage
+    std::vector<double> idle;   // per stage, idle time between its first task's start and its last task's end
 };
 
 // Executes a schedule's order on the engine with the same times on every stage and free
@@ -59,6 +60,14 @@ Run execute(Schedule schedule, const PipelineShape& shape, const StageTimes& t) 
         if (next_hop(def, shape, mb, s, chunk, forward, to_stage, to_chunk)) e.add_dependency(id, ids.at({to_stage, forward, mb, to_chunk}));
     }
     run.pipeline = static_cast<double>(e.run()) / unit;
+    std::vector<TimeNs> first(static_cast<std::size_t>(shape.pp), -1), last(first.size(), 0), busy(first.size(), 0);
+    for (const TaskRecord& task : e.tasks()) {
+        const std::size_t s = e.streams()[task.stream].group;
+        if (first[s] < 0 || task.start < first[s]) first[s] = task.start;
+        last[s] = std::max(last[s], task.end);
+        busy[s] += task.duration;
+    }
+    for (std::size_t s = 0; s < first.size(); ++s) run.idle.push_back(static_cast<double>(last[s] - first[s] - busy[s]) / unit);
     return run;
 }
 
@@ -75,7 +84,31 @@ TEST_CASE("the schedule registry: one entry per schedule, its names those the sc
         names += (names.empty() ? "" : "|") + std::string(def.name);
     }
     CHECK(names == kScheduleChoices);
-    CHECK(schedule_bit(Schedule::DualPipe) * 2 - 1 == kEverySchedule);
+    CHECK(schedules().back().id == kLastSchedule);
+    CHECK(schedule_bit(kLastSchedule) * 2 - 1 == kEverySchedule);
+}
+
+TEST_CASE("export names: each of PyTorch's pipelining schedules that torchtitan runs is one Sextant schedule's") {
+    // get_schedule_class's names (pytorch/pytorch torch/distributed/pipelining/schedules.py at
+    // 00722e64), less LoopedBFS and the two base classes, which no Sextant schedule models.
+    const std::map<std::string, Schedule> pytorch = {{"GPipe", Schedule::GPipe},
+                                                     {"1F1B", Schedule::OneFOneB},
+                                                     {"Interleaved1F1B", Schedule::Interleaved},
+                                                     {"InterleavedZeroBubble", Schedule::InterleavedZeroBubble},
+                                                     {"ZBVZeroBubble", Schedule::ZeroBubbleV},
+                                                     {"DualPipeV", Schedule::DualPipeV}};
+    std::size_t named = 0;
+    for (const ScheduleDef& def : schedules()) {
+        CAPTURE(def.name);
+        if (!def.torchtitan) continue;
+        ++named;
+        REQUIRE(pytorch.count(def.torchtitan) == 1);
+        CHECK(pytorch.at(def.torchtitan) == def.id);
+    }
+    CHECK(named == pytorch.size());
+    // Megatron's own ZB-H1 and DeepSeek's two-direction DualPipe are not PyTorch's.
+    CHECK(schedule_def(Schedule::ZeroBubbleH1).torchtitan == nullptr);
+    CHECK(schedule_def(Schedule::DualPipe).torchtitan == nullptr);
 }
 
 TEST_CASE("1F1B and GPipe: bubble (p - 1)(F + B), interleaving divides it by v (Narayanan et al. 2021)") {
@@ -120,18 +153,53 @@ TEST_CASE("ZB-H1: a third of 1F1B's bubble at F = B = W, with 1F1B's memory (Qi 
     }
 }
 
-TEST_CASE("ZB-V: 1F1B's first-stage peak; a bubble of (p - 1)(F + B - W) of a chunk, where the paper's order has none (Qi et al. 2024, section 6)") {
+TEST_CASE("ZB-V: no idle within a stage at F = B = W, 1F1B's first-stage peak (Qi et al. 2024, section 6); a synchronised step pays the fill") {
     for (const auto& [p, m] : {std::pair<std::int64_t, std::int64_t>{4, 16}, {8, 32}}) {
         CAPTURE(p);
         const PipelineShape shape{p, 2, m};
+        const ScheduleDef& def = schedule_def(Schedule::ZeroBubbleV);
         const Run r = execute(Schedule::ZeroBubbleV, shape, kUnit);
-        // A chunk is half a stage: F = B = W = 1/2. The paper reaches m (F + B + W) = 3m; this
-        // order leaves (p - 1)/2 more, half of ZB-H1's (p - 1).
+        // The paper's bubble is a stage's idle time between its first and last task (sail-sg's
+        // README table: 0 for ZB-V at F = B = W; its optimizer post-validation lets each stage
+        // start the next step as it ends this one): none on any stage.
+        for (std::int64_t s = 0; s < p; ++s) CHECK(r.idle[static_cast<std::size_t>(s)] == doctest::Approx(0.0));
+        // One synchronised step: the last stage starts after p - 1 chunk forwards (F/2 each) and
+        // then works m (F + B + W) = 3m, the least any order can take; this one takes that.
         CHECK(r.pipeline - d(m) * 3 == doctest::Approx(d(p - 1) / 2));
-        CHECK(schedule_def(Schedule::ZeroBubbleV).pipeline(shape, std::vector<StageTimes>(static_cast<std::size_t>(p), kUnit)) ==
-              doctest::Approx(r.pipeline));
-        for (std::int64_t s = 0; s < p; ++s) CHECK(r.peak[static_cast<std::size_t>(s)] <= schedule_def(Schedule::ZeroBubbleV).in_flight(shape, s));
+        const std::vector<StageTimes> unit(static_cast<std::size_t>(p), kUnit);
+        CHECK(def.pipeline(shape, unit) == doctest::Approx(r.pipeline));
+        CHECK(run_order(def, shape, unit).end == doctest::Approx(r.pipeline));
+        // Unequal passes (PyTorch: zero bubble "only if" F = B = W): the closed form is still the
+        // order's execution, and never under the fill plus the last stage's work.
+        const StageTimes uneven{.forward = 1, .backward = 2.3, .weight = 0.9};
+        const std::vector<StageTimes> times(static_cast<std::size_t>(p), uneven);
+        const Run u = execute(Schedule::ZeroBubbleV, shape, uneven);
+        CHECK(def.pipeline(shape, times) == doctest::Approx(u.pipeline));
+        CHECK(u.pipeline >= d(m) * uneven.total() + d(p - 1) * uneven.forward / 2 - 1e-9);
+        for (std::int64_t s = 0; s < p; ++s) CHECK(r.peak[static_cast<std::size_t>(s)] <= def.in_flight(shape, s));
         CHECK(r.peak[0] == d(p));
+    }
+}
+
+TEST_CASE("interleaved zero bubble: ZB-H1's deferred W over vp chunks, 1F1B's first-stage memory (PyTorch's ScheduleInterleavedZeroBubble)") {
+    const ScheduleDef& def = schedule_def(Schedule::InterleavedZeroBubble);
+    for (const auto& [p, m] : {std::pair<std::int64_t, std::int64_t>{4, 16}, {8, 32}}) {
+        for (std::int64_t v : {2, 4}) {
+            CAPTURE(p);
+            CAPTURE(v);
+            const PipelineShape shape{p, v, m};
+            const std::vector<StageTimes> unit(static_cast<std::size_t>(p), kUnit);
+            const Run r = execute(Schedule::InterleavedZeroBubble, shape, kUnit);
+            // ZB-H1's bubble (p - 1)(F + B - W) (Qi et al. Table 1) with chunks 1/vp of a stage.
+            CHECK(r.pipeline - d(m) * 3 == doctest::Approx(d(p - 1) / d(v)));
+            CHECK(def.pipeline(shape, unit) == doctest::Approx(r.pipeline));
+            // Against interleaved 1F1B's (p - 1)(F + B + W)/vp: a third.
+            const Run one = execute(Schedule::Interleaved, shape, kUnit);
+            CHECK(one.pipeline - d(m) * 3 == doctest::Approx(3 * (r.pipeline - d(m) * 3)).epsilon(0.01));
+            for (std::int64_t s = 0; s < p; ++s) CHECK(r.peak[static_cast<std::size_t>(s)] == doctest::Approx(def.in_flight(shape, s)));
+            CHECK(r.peak[0] == doctest::Approx(d(p)));  // 1F1B's p, where Megatron's interleaving holds more
+            CHECK(one.peak[0] > r.peak[0]);
+        }
     }
 }
 
@@ -151,5 +219,33 @@ TEST_CASE("DualPipe: bubble (PP/2 - 1)(F&B + B - 3W), activations PP + 1, parame
         for (double v : r.peak) most = std::max(most, v);
         CHECK(most == d(p + 1));
         CHECK(schedule_def(Schedule::DualPipe).parameter_copies == 2.0);
+    }
+}
+
+TEST_CASE("DualPipeV: DualPipe cut in half, bubble (PP/2 - 1)(F&B + B - 3W) over PP = 2 pp chunks, PP + 1 chunks held (deepseek-ai/DualPipe README)") {
+    const ScheduleDef& def = schedule_def(Schedule::DualPipeV);
+    for (const auto& [p, m] : {std::pair<std::int64_t, std::int64_t>{4, 16}, {4, 10}, {8, 32}}) {
+        CAPTURE(p);
+        CAPTURE(m);
+        const PipelineShape shape{p, 2, m};
+        const std::vector<StageTimes> unit(static_cast<std::size_t>(p), kUnit);
+        const Run r = execute(Schedule::DualPipeV, shape, kUnit);
+        // Per chunk (half a stage): F = W = 1/2, B = 1/2 the input gradient (1 with W), F&B = F + B
+        // + W = 3/2 with nothing hidden. As DualPipe's (below), the order runs to the table's form
+        // with B the input gradient, (p - 1) W shorter than with B the full backward.
+        const double f = 0.5, b = 0.5, w = 0.5, fb = f + b + w;
+        CHECK(r.pipeline - d(m) * 3 == doctest::Approx((d(p) - 1) * (fb + b - 3 * w)));
+        CHECK(r.pipeline - d(m) * 3 < (d(p) - 1) * (fb + (b + w) - 3 * w));
+        CHECK(def.pipeline(shape, unit) == doctest::Approx(r.pipeline));
+        double most = 0;
+        for (double v : r.peak) most = std::max(most, v);
+        CHECK(most * 2 == doctest::Approx(d(2 * p + 1)));  // chunks of half a stage
+        for (std::int64_t s = 0; s < p; ++s) CHECK(r.peak[static_cast<std::size_t>(s)] <= def.in_flight(shape, s));
+        CHECK(def.parameter_copies == 1.0);  // the README's 2x is per chunk of 1/PP: one stage's share
+        // What a pair hides (the expert all-to-all) comes off the step.
+        const StageTimes hidden{.forward = 1, .backward = 2, .weight = 1, .overlap = 0.4};
+        CHECK(def.pipeline(shape, std::vector<StageTimes>(static_cast<std::size_t>(p), hidden)) < r.pipeline);
+        CHECK(def.pipeline(shape, std::vector<StageTimes>(static_cast<std::size_t>(p), hidden)) ==
+              doctest::Approx(execute(Schedule::DualPipeV, shape, hidden).pipeline));
     }
 }

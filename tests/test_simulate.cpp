@@ -119,6 +119,7 @@ TEST_CASE("interleaved 1F1B: the bubble shrinks to (p-1)/(v m) of the ideal time
 // A runtime that ships each schedule (calibration/runtime/*.json features.schedules).
 const char* framework_for(Schedule s) {
     if (s == Schedule::ZeroBubbleH1 || s == Schedule::ZeroBubbleV) return "megatron-zero-bubble-2024";
+    if (s == Schedule::InterleavedZeroBubble || s == Schedule::DualPipeV) return "torchtitan-2025";
     return s == Schedule::DualPipe ? "megatron-core-2025-dualpipe" : "megatron-core-2024";
 }
 
@@ -137,21 +138,25 @@ TEST_CASE("the closed-form estimate agrees with the simulator on every schedule"
             const Layout l = resolve_layout(s, s.layout);
             const StepResult simulated = simulate(ctx, l).result, estimated = estimate(ctx, l);
             CHECK(estimated.step_time_s == doctest::Approx(simulated.step_time_s).epsilon(within));
-            CHECK(estimated.step_time_s >= simulated.step_time_s * 0.999);
+            // Transfers: the estimate charges the fill's and the drain's (pp - 1 each way). The
+            // orders executed as written (ZB-V, interleaved zero bubble, DualPipeV: their closed
+            // form is the order run with free transfers) also wait on a few in the steady state,
+            // which the engine charges: up to 0.5% here.
+            CHECK(estimated.step_time_s >= simulated.step_time_s * (def.split_backward ? 0.995 : 0.999));
             CHECK(estimated.breakdown.compute == doctest::Approx(simulated.breakdown.compute).epsilon(1e-6));
         }
     }
 }
 
-TEST_CASE("zero-bubble schedules and DualPipe beat 1F1B on the same pipeline") {
+TEST_CASE("zero-bubble schedules, DualPipe and DualPipeV beat 1F1B on the same pipeline") {
     const Scenario base = pipeline_scenario(4, 16, "1f1b");
     const StepContext base_ctx(base);
     const StepResult one = simulate(base_ctx, resolve_layout(base, base.layout)).result;
-    for (Schedule id : {Schedule::ZeroBubbleH1, Schedule::ZeroBubbleV, Schedule::DualPipe}) {
+    for (Schedule id : {Schedule::ZeroBubbleH1, Schedule::ZeroBubbleV, Schedule::DualPipe, Schedule::InterleavedZeroBubble, Schedule::DualPipeV}) {
         const ScheduleDef& def = schedule_def(id);
         const std::string name = def.name;
         CAPTURE(name);
-        const Scenario s = pipeline_scenario(4, 16, def.name, def.placement == Placement::V ? 2 : 1, framework_for(id));
+        const Scenario s = pipeline_scenario(4, 16, def.name, def.placement == Placement::V || def.chunks == 0 ? 2 : 1, framework_for(id));
         const StepContext ctx(s);
         const Layout l = resolve_layout(s, s.layout);
         const StepResult r = simulate(ctx, l).result;
@@ -429,9 +434,10 @@ TEST_CASE("optimizer offload: the step moves gradients and weights over the host
     Layout on_gpu = l;
     on_gpu.optimizer_offload = false;
     // fp32 gradients down (4 B), Adam reads/writes fp32 master and moments and the gradient
-    // (4 + 2 x 12 + 2 B), bf16 weights up (2 B); per local parameter.
+    // (4 + 2 x 12 + 2 B), bf16 weights up (2 B); per local parameter. Clipping's norm reads the
+    // fp32 gradients on the host too (4 B).
     const double local = stage_params(s.model, l, 0).total() / 2.0;
-    const double expected = local * 4 / 51e9 + local * 30 / 61e9 + local * 2 / 51e9;
+    const double expected = local * 4 / 51e9 + local * 30 / 61e9 + local * 2 / 51e9 + local * 4 / 61e9;
     CHECK(plan_step(ctx, l).stages[0].optimizer == doctest::Approx(expected).epsilon(1e-9));
     CHECK(plan_step(ctx, on_gpu).stages[0].optimizer < expected / 10);
     CHECK(estimate_memory(s, l).stages[0].optimizer.value() == 0.0);

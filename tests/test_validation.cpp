@@ -155,7 +155,7 @@ TEST_CASE("rule: interleaving needs pp >= 2 and the interleaved schedule") {
     d = base();
     d["layout"]["vp"] = 2;
     d["layout"]["schedule"] = "1f1b";
-    expect(d, "/layout/vp", "needs the interleaved schedule");
+    expect(d, "/layout/vp", "vp > 1 needs a schedule with chunks");
 }
 
 TEST_CASE("rule: each schedule's own shape (src/schedule/): ZB-V at vp 2, DualPipe on an even pp, a tuned warm-up only when interleaved") {
@@ -165,6 +165,14 @@ TEST_CASE("rule: each schedule's own shape (src/schedule/): ZB-V at vp 2, DualPi
     expect(d, "/layout/vp", "exactly 2 chunks per stage");
     d["layout"]["vp"] = 2;
     CHECK_NOTHROW(parse_scenario(d, data_dir()));
+    d["layout"]["schedule"] = "dualpipe-v";  // DualPipeV: the same V
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));
+    d["layout"]["vp"] = 4;
+    expect(d, "/layout/vp", "exactly 2 chunks per stage");
+    d["layout"]["schedule"] = "interleaved-zb";  // interleaved zero bubble: any vp >= 2
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));
+    d["layout"]["vp"] = 1;
+    expect(d, "/layout/schedule", "needs vp >= 2");
     d = base();
     d["layout"] = {{"tp", 8}, {"pp", 3}, {"dp", 2}, {"schedule", "dualpipe"}};
     d["cluster"]["gpus"] = 48;

@@ -81,7 +81,7 @@ double memory_margin(const PlanScore& s) { return 1.0 - s.peak_memory_bytes / s.
 
 json layout_json(const Layout& l) {
     return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
-            {"microbatch", l.microbatch}, {"zero_stage", l.zero_stage}, {"optimizer_offload", l.optimizer_offload},
+            {"microbatch", l.microbatch}, {"zero_stage", l.zero_stage}, {"shard_group", l.shard_dp()}, {"optimizer_offload", l.optimizer_offload},
             {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
             {"schedule", schedule_name(l.schedule)}, {"rank_order", rank_order_text(l.rank_order)},
             {"stage_layers", l.stage_layers}};

@@ -13,6 +13,7 @@
 #include "reliability/scenario_parts.hpp"
 #include "report/breakdown_json.hpp"
 #include "report/html_report.hpp"
+#include "report/output.hpp"
 #include "report/planner_view.hpp"
 #include "core/table.hpp"
 #include "report/trace.hpp"
@@ -29,6 +30,36 @@ struct SimulateArgs {
     bool json = false;
     bool require_fit = false;
 };
+
+// One step's answer, which text and JSON render.
+Output simulate_output(const Scenario& s, const Layout& l, const std::string& runtime, const std::string& calibration,
+                       const StepResult& r) {
+    Output out;
+    out.heading = fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, {} microbatches, {}",
+                              s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name, l.tp, l.pp,
+                              l.dp, l.cp, l.ep, l.vp, l.microbatch, l.microbatches(s.training.global_batch), runtime);
+    out.facts() = {
+        {"/scenario", "", s.name},
+        {"/step_time_s", "step time", Value(r.step_time_s, Style::Duration)},
+        {"/tokens_per_s", "tokens/s", Value(r.tokens_per_s, Style::Plain, 0)},
+        {"/mfu", "MFU", Value(r.mfu, Style::Fraction)},
+        {"/hfu", "HFU", Value(r.hfu, Style::Fraction)},
+        {"/peak_memory_bytes", "peak memory", Value(r.memory.peak.value(), Style::ByteSize),
+         fmt::format("of {} ({})", format_bytes(r.memory.capacity.value()), r.memory.fits() ? "fits" : "DOES NOT FIT")},
+        {"/capacity_bytes", "", r.memory.capacity.value()},
+        {"/fits", "", r.memory.fits()},
+        {"/critical_stage", "", r.critical_stage},
+        {"/framework", "", runtime},
+        {"/calibration", "", calibration},
+        // Every item in JSON, zeros too (scripts index it); the text table shows those that take time.
+        {"/breakdown", "", Value::structured(breakdown_json(r.breakdown.items()), "")},
+    };
+    Table& t = out.table("", {{"", "where the step goes"}, {"", "time"}, {"", "share"}});
+    for (const auto& [name, value] : r.breakdown.items())
+        if (value > 0) t.rows.push_back({name, Value(value, Style::Duration), Value(value / r.step_time_s, Style::Fraction)});
+    out.note(fmt::format("critical pipeline stage: {}; MFU counts 6 x active parameters + 12 L h s FLOPs per token", r.critical_stage));
+    return out;
+}
 
 void run(const SimulateArgs& a) {
     Scenario s = load_checked_scenario(a.scenario);
@@ -51,28 +82,9 @@ void run(const SimulateArgs& a) {
         add_step_sections(report, s, l, sim);
         write_output_file(a.html, html_report(report), "--html");
     }
-    if (a.json) {
-        std::cout << json({{"scenario", s.name}, {"step_time_s", r.step_time_s}, {"tokens_per_s", r.tokens_per_s}, {"mfu", r.mfu},
-                           {"hfu", r.hfu}, {"breakdown", breakdown_json(r.breakdown.items())}, {"peak_memory_bytes", r.memory.peak.value()},
-                           {"capacity_bytes", r.memory.capacity.value()}, {"fits", r.memory.fits()},
-                           {"critical_stage", r.critical_stage}, {"framework", ctx.runtime().name},
-                           {"calibration", ctx.profile().source()}})
-                         .dump(2)
-                  << "\n";
-        return;
-    }
-    std::cout << fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, {} microbatches, {}\n\n",
-                             s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name, l.tp, l.pp,
-                             l.dp, l.cp, l.ep, l.vp, l.microbatch, l.microbatches(s.training.global_batch), ctx.runtime().name);
-    std::cout << fmt::format("step time   {}\ntokens/s    {:.0f}\nMFU         {:.1f}%\nHFU         {:.1f}%\npeak memory {} of {} ({})\n\n",
-                             format_seconds(r.step_time_s), r.tokens_per_s, 100 * r.mfu, 100 * r.hfu,
-                             format_bytes(r.memory.peak.value()), format_bytes(r.memory.capacity.value()),
-                             r.memory.fits() ? "fits" : "DOES NOT FIT");
-    TextTable t({"where the step goes", "time", "share"});
-    for (const auto& [name, value] : r.breakdown.items())
-        if (value > 0) t.add_row({name, format_seconds(value), fmt::format("{:.1f}%", 100 * value / r.step_time_s)});
-    std::cout << t.render();
-    std::cout << fmt::format("\ncritical pipeline stage: {}; MFU counts 6 x active parameters + 12 L h s FLOPs per token\n", r.critical_stage);
+    const Output out = simulate_output(s, l, ctx.runtime().name, ctx.profile().source(), r);
+    std::cout << (a.json ? render_json(out).dump(2) + "\n" : render_text(out));
+    if (a.json) return;
     if (!a.trace.empty()) std::cout << "trace written to " << a.trace << " (open in ui.perfetto.dev)\n";
 }
 }  // namespace

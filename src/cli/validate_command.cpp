@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "report/breakdown_json.hpp"
+#include "report/output.hpp"
 #include "core/table.hpp"
 #include "validate/published_runs.hpp"
 #include "validate/summary.hpp"
@@ -79,75 +80,83 @@ void run_sweeps(const std::string& file, bool as_json) {
     }
 }
 
-json summary_json(const std::vector<GroupSummary>& groups) {
-    json out = json::array();
+// The summary per group (--by, --exclude).
+void add_summary(Output& out, const std::vector<GroupSummary>& groups, const std::string& by, std::size_t excluded) {
+    Table& t = out.table("/groups", {{"group", by.empty() ? "runs" : by},
+                                     {"runs", "runs"},
+                                     {"mape_pct", "MAPE"},
+                                     {"mean_error_pct", "mean error"},
+                                     {"max_abs_error_pct", "worst"}});
     for (const auto& g : groups)
-        out.push_back({{"group", g.group}, {"runs", g.runs}, {"mape_pct", g.mape_pct}, {"mean_error_pct", g.mean_error_pct},
-                       {"max_abs_error_pct", g.max_abs_error_pct}});
-    return out;
+        t.rows.push_back({g.group, g.runs, Value(g.mape_pct, Style::Percent), Value(g.mean_error_pct, Style::SignedPercent),
+                          Value(g.max_abs_error_pct, Style::Percent)});
+    if (excluded) out.note(fmt::format("({} runs of the --exclude files left out: they fed a fit)", excluded), true);
 }
 
-void print_summary(const std::vector<GroupSummary>& groups, const std::string& by, std::size_t excluded) {
-    TextTable t({by.empty() ? "runs" : by, "runs", "MAPE", "mean error", "worst"});
-    for (const auto& g : groups)
-        t.add_row({g.group, std::to_string(g.runs), fmt::format("{:.1f}%", g.mape_pct), fmt::format("{:+.1f}%", g.mean_error_pct),
-                   fmt::format("{:.1f}%", g.max_abs_error_pct)});
-    std::cout << "\n" << t.render();
-    if (excluded) std::cout << fmt::format("({} runs of the --exclude files left out: they fed a fit)\n", excluded);
+// Per run: predicted against measured, what was chosen for the knobs the source left open.
+Output validation_output(const ValidationReport& r, bool planner) {
+    Output out;
+    Table& t = out.table("/runs", {{"id", "run"},
+                                   {"measured_step_time_s", "measured"},
+                                   {"predicted_step_time_s", "predicted"},
+                                   {"error_pct", "error"},
+                                   {"mfu", "MFU"},
+                                   {"chosen", "chosen (knobs the source left open)"},
+                                   {"tolerance", ""},
+                                   {"breakdown", ""},
+                                   {"planner", ""},
+                                   {"error", ""}});
+    for (const auto& v : r.runs) {
+        if (v.error) {
+            t.rows.push_back({v.id, {}, {}, {}, {}, Value::structured(nullptr, std::string("error: ") + v.error->what()), {}, {}, {},
+                              v.error->what()});
+            continue;
+        }
+        json chosen = json::object();
+        std::string chosen_text;
+        for (const auto& k : v.chosen_knobs) {
+            const auto eq = k.find('=');
+            chosen[k.substr(0, eq)] = k.substr(eq + 1);
+            chosen_text += (chosen_text.empty() ? "" : " ") + k;
+        }
+        json planner_json;  // null: not asked for
+        if (planner)
+            planner_json = {{"best_layout", v.planner_layout}, {"best_tokens_per_s", v.planner_tokens_per_s},
+                            {"published_tokens_per_s", v.published_tokens_per_s}, {"published_percentile", v.published_percentile}};
+        t.rows.push_back({v.id, Value(v.measured_step_time_s, Style::FixedDuration, 3),
+                          Value(v.predicted_step_time_s, Style::FixedDuration, 3), Value(v.error_pct, Style::SignedPercent),
+                          Value(v.mfu, Style::Fraction), Value::structured(chosen, chosen_text), v.tolerance,
+                          Value::structured(breakdown_json(v.breakdown), ""), Value::structured(planner_json, ""), {}});
+    }
+    out.facts() = {{"/mape_pct", "", r.mape_pct},
+                   {"/max_abs_error_pct", "", r.max_abs_error_pct},
+                   {"/worst_run", "", r.worst_run},
+                   {"/failed_runs", "", r.failed}};
+    out.note(fmt::format("{} runs: MAPE {:.1f}%, worst {} at {:.1f}%", r.runs.size() - r.failed, r.mape_pct, r.worst_run,
+                         r.max_abs_error_pct));
+    if (r.failed)
+        out.note(fmt::format("{} runs not predicted (a run Sextant cannot express, or whose layout it says does not fit; reasons "
+                             "above); they are not in the summary",
+                             r.failed),
+                 true);
+    return out;
 }
 
 void run(const std::string& file, bool as_json, bool planner, const std::string& by, const std::vector<std::string>& exclude) {
     const std::vector<GroupKey> keys = parse_group_keys(by, "--by");
     const std::set<std::string> excluded = run_ids(exclude);
     const ValidationReport r = validate_runs(file, planner);
-    const std::vector<GroupSummary> groups = summarize(r, file, keys, excluded);
-    std::size_t left_out = 0;
-    for (const auto& v : r.runs) left_out += excluded.count(v.id);
-    if (as_json) {
-        json runs = json::array();
-        for (const auto& v : r.runs) {
-            if (v.error) {
-                runs.push_back({{"id", v.id}, {"error", v.error->what()}});
-                continue;
-            }
-            json chosen = json::object();
-            for (const auto& k : v.chosen_knobs) {
-                const auto eq = k.find('=');
-                chosen[k.substr(0, eq)] = k.substr(eq + 1);
-            }
-            runs.push_back({{"id", v.id}, {"predicted_step_time_s", v.predicted_step_time_s},
-                            {"measured_step_time_s", v.measured_step_time_s}, {"error_pct", v.error_pct},
-                            {"mfu", v.mfu}, {"tolerance", v.tolerance}, {"chosen", chosen}, {"breakdown", breakdown_json(v.breakdown)}});
-            if (planner)
-                runs.back()["planner"] = {{"best_layout", v.planner_layout}, {"best_tokens_per_s", v.planner_tokens_per_s},
-                                          {"published_tokens_per_s", v.published_tokens_per_s},
-                                          {"published_percentile", v.published_percentile}};
-        }
-        json doc = {{"runs", runs}, {"mape_pct", r.mape_pct}, {"max_abs_error_pct", r.max_abs_error_pct},
-                    {"worst_run", r.worst_run}, {"failed_runs", r.failed}};
-        if (!by.empty() || !exclude.empty()) doc["groups"] = summary_json(groups);
-        std::cout << doc.dump(2) << "\n";
-        throw_first_error(r);  // exit 2 once the rest is reported
-        return;
+    Output out = validation_output(r, planner);
+    if (!by.empty() || !exclude.empty()) {
+        std::size_t left_out = 0;
+        for (const auto& v : r.runs) left_out += excluded.count(v.id);
+        add_summary(out, summarize(r, file, keys, excluded), by, left_out);
     }
-    TextTable t({"run", "measured", "predicted", "error", "MFU", "chosen (knobs the source left open)"});
-    for (const auto& v : r.runs) {
-        if (v.error) {
-            t.add_row({v.id, "-", "-", "-", "-", std::string("error: ") + v.error->what()});
-            continue;
-        }
-        std::string chosen;
-        for (const auto& k : v.chosen_knobs) chosen += (chosen.empty() ? "" : " ") + k;
-        t.add_row({v.id, fmt::format("{:.3f} s", v.measured_step_time_s), fmt::format("{:.3f} s", v.predicted_step_time_s),
-                   fmt::format("{:+.1f}%", v.error_pct), fmt::format("{:.1f}%", 100 * v.mfu), chosen});
+    if (as_json) std::cout << render_json(out).dump(2) << "\n";
+    else {
+        std::cout << render_text(out);
+        if (planner) print_planner_quality(r);
     }
-    std::cout << t.render();
-    std::cout << fmt::format("\n{} runs: MAPE {:.1f}%, worst {} at {:.1f}%\n", r.runs.size() - r.failed, r.mape_pct, r.worst_run,
-                             r.max_abs_error_pct);
-    if (r.failed)
-        std::cout << fmt::format("{} runs not predicted (a run Sextant cannot express, or whose layout it says does not fit; reasons above); they are not in the summary\n", r.failed);
-    if (!by.empty() || !exclude.empty()) print_summary(groups, by, left_out);
-    if (planner) print_planner_quality(r);
     throw_first_error(r);  // exit 2 once the rest is reported
 }
 }  // namespace

@@ -124,14 +124,8 @@ void run_checkpoint(const WhatifOptions& o) {
         report.goodput = GoodputCurveView{study};
         write_output_file(o.html, html_report(report), "--html");
     }
-    if (o.as_json) {
-        nlohmann::json doc = interval_study_json(study);
-        doc["scenario"] = s.scenario.name;
-        doc["setup"] = setup_json(s.setup, s.trials, s.seed);
-        std::cout << doc.dump(2) << "\n";
-        return;
-    }
-    std::cout << setup_text(s.scenario.name, s.setup, s.trials, s.seed) << "\n" << interval_study_text(study);
+    const Output out = interval_study_output({s.scenario.name, s.setup, s.trials, s.seed}, study);
+    std::cout << (o.as_json ? render_json(out).dump(2) + "\n" : render_text(out));
 }
 
 void print_sweep(const WhatifOptions& o, const Study& s, const std::string& study_name,
@@ -144,14 +138,8 @@ void print_sweep(const WhatifOptions& o, const Study& s, const std::string& stud
         report.goodput_sweep = view;
         write_output_file(o.html, html_report(report), "--html");
     }
-    if (o.as_json) {
-        nlohmann::json doc = {{"study", study_name}, {"scenario", s.scenario.name},
-                              {"setup", setup_json(s.setup, s.trials, s.seed)}, {"points", sweep_json(value_name, rows)}};
-        std::cout << doc.dump(2) << "\n";
-        return;
-    }
-    std::cout << setup_text(s.scenario.name, s.setup, s.trials, s.seed) << "\n" << sweep_text(value_name, rows);
-    if (!note.empty()) std::cout << note << "\n";
+    const Output out = sweep_output({s.scenario.name, s.setup, s.trials, s.seed}, study_name, value_name, rows, note);
+    std::cout << (o.as_json ? render_json(out).dump(2) + "\n" : render_text(out));
 }
 
 std::vector<double> values_or(const WhatifOptions& o, const char* fallback, double min) {

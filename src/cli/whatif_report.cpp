@@ -78,122 +78,140 @@ nlohmann::json setup_json(const reliability::RunSetup& r, std::int64_t trials, s
             {"seed", seed}};
 }
 
-nlohmann::json summary_json(const RunSummary& s) {
+namespace {
+// The goodput's confidence interval in text: "[97.10, 97.52]%".
+Value ci_cell(const reliability::Estimate& e) { return Value::structured(nullptr, ci_text(e)); }
+
+// A run summary's keys, stated once for the sweep's rows and the optimum's object; text shows
+// the columns with a header.
+const std::vector<Column> kSummaryColumns = {
+    {"goodput", "goodput"},          {"", "95% CI"},          {"goodput_ci", ""},          {"ci_low", ""},
+    {"ci_high", ""},                 {"wall_s", "wall days"}, {"wall_s_ci", ""},           {"", "interruptions"},
+    {"lost_work_s", "lost work h"},  {"", "downtime h"},      {"stall_s", ""},             {"detection_s", ""},
+    {"spare_wait_s", ""},            {"restart_s", ""},       {"maintenance_s", ""},       {"lost_checkpoints", ""},
+    {"causes", ""},
+};
+
+std::vector<Value> summary_cells(const RunSummary& s) {
+    double events = 0, downtime = 0;
     nlohmann::json causes = nlohmann::json::array();
-    for (const auto& c : s.causes)
-        causes.push_back({{"cause", c.cause}, {"events", c.events}, {"lost_work_s", c.lost_work_s},
-                          {"downtime_s", c.downtime_s}});
-    return {{"goodput", s.goodput.mean},
-            {"goodput_ci", {s.goodput.ci_low, s.goodput.ci_high}},
-            {"wall_s", s.wall_s.mean},
-            {"wall_s_ci", {s.wall_s.ci_low, s.wall_s.ci_high}},
-            {"stall_s", s.stall_s},
-            {"lost_work_s", s.lost_work_s()},
-            {"detection_s", s.detection_s},
-            {"spare_wait_s", s.spare_wait_s},
-            {"restart_s", s.restart_s},
-            {"maintenance_s", s.maintenance_s},
-            {"lost_checkpoints", s.lost_checkpoints},
-            {"causes", causes}};
+    for (const auto& c : s.causes) {
+        events += c.events;
+        downtime += c.downtime_s;
+        causes.push_back({{"cause", c.cause}, {"events", c.events}, {"lost_work_s", c.lost_work_s}, {"downtime_s", c.downtime_s}});
+    }
+    return {Value(s.goodput.mean, Style::Fraction, 2),
+            ci_cell(s.goodput),
+            Value::structured({s.goodput.ci_low, s.goodput.ci_high}, ""),
+            s.goodput.ci_low,
+            s.goodput.ci_high,
+            Value(s.wall_s.mean, Style::Days, 2),
+            Value::structured({s.wall_s.ci_low, s.wall_s.ci_high}, ""),
+            Value(events, Style::Plain, 1),
+            Value(s.lost_work_s(), Style::Hours, 1),
+            Value(downtime, Style::Hours, 1),
+            s.stall_s,
+            s.detection_s,
+            s.spare_wait_s,
+            s.restart_s,
+            s.maintenance_s,
+            s.lost_checkpoints,
+            Value::structured(causes, "")};
 }
 
-std::string breakdown_text(const RunSummary& s) {
-    TextTable t({"cause", "events", "lost work h", "downtime h"});
+nlohmann::json summary_json(const RunSummary& s) { return row_json(Table{.columns = kSummaryColumns}, summary_cells(s)); }
+
+// Where the time of one run goes, per cause (text shows those with events), and in total.
+void add_breakdown(Output& out, const RunSummary& s, const std::string& title) {
+    Table& t = out.table("", {{"", "cause"}, {"", "events"}, {"", "lost work h"}, {"", "downtime h"}});
+    t.title = title;
     for (const auto& c : s.causes)
         if (c.events > 0)
-            t.add_row({c.cause, fmt::format("{:.1f}", c.events), fmt::format("{:.1f}", c.lost_work_s / kHour),
-                       fmt::format("{:.1f}", c.downtime_s / kHour)});
-    std::string out = t.render();
-    out += fmt::format("wall {:.2f} days [{:.2f}, {:.2f}]: training {:.2f}, lost work {:.2f}, checkpoint stalls {:.2f}, "
-                       "detection {:.2f}, spare wait {:.2f}, restart {:.2f}, maintenance {:.2f} days",
-                       s.wall_s.mean / kDay, s.wall_s.ci_low / kDay, s.wall_s.ci_high / kDay, s.work_s / kDay,
-                       s.lost_work_s() / kDay, s.stall_s / kDay, s.detection_s / kDay, s.spare_wait_s / kDay,
-                       s.restart_s / kDay, s.maintenance_s / kDay);
-    if (s.lost_checkpoints > 0) out += fmt::format("; {:.1f} async checkpoints lost in flight", s.lost_checkpoints);
-    return out + "\n";
+            t.rows.push_back({c.cause, Value(c.events, Style::Plain, 1), Value(c.lost_work_s, Style::Hours, 1),
+                              Value(c.downtime_s, Style::Hours, 1)});
+    std::string total =
+        fmt::format("wall {:.2f} days [{:.2f}, {:.2f}]: training {:.2f}, lost work {:.2f}, checkpoint stalls {:.2f}, "
+                    "detection {:.2f}, spare wait {:.2f}, restart {:.2f}, maintenance {:.2f} days",
+                    s.wall_s.mean / kDay, s.wall_s.ci_low / kDay, s.wall_s.ci_high / kDay, s.work_s / kDay, s.lost_work_s() / kDay,
+                    s.stall_s / kDay, s.detection_s / kDay, s.spare_wait_s / kDay, s.restart_s / kDay, s.maintenance_s / kDay);
+    if (s.lost_checkpoints > 0) total += fmt::format("; {:.1f} async checkpoints lost in flight", s.lost_checkpoints);
+    out.note(total, true);
 }
 
-std::string interval_study_text(const reliability::IntervalStudy& st) {
-    TextTable t({"interval", "goodput", "95% CI", "wall days"});
+// Text: the setup paragraph; JSON: its object.
+void add_setup(Output& out, const StudyHeader& h) {
+    std::string text = setup_text(h.scenario, h.setup, h.trials, h.seed);
+    text.pop_back();  // the block's own line end
+    out.note(text);
+    out.facts() = {{"/scenario", "", h.scenario}, {"/setup", "", Value::structured(setup_json(h.setup, h.trials, h.seed), "")}};
+}
+
+Table curve_table(const reliability::IntervalStudy& st) {
+    Table t{.pointer = "/curve",
+            .columns = {{"interval_s", "interval"}, {"goodput", "goodput"}, {"", "95% CI"}, {"ci_low", ""}, {"ci_high", ""},
+                        {"wall_s", "wall days"}}};
     for (const auto& p : st.curve)
-        t.add_row({duration_label(p.interval_s), percent(p.summary.goodput.mean), ci_text(p.summary.goodput),
-                   fmt::format("{:.2f}", p.summary.wall_s.mean / kDay)});
-    std::string out = t.render();
-    out += fmt::format("\nsimulated optimum: {} -> goodput {} {}\n", duration_label(st.optimal_interval_s),
-                       percent(st.at_optimum.goodput.mean), ci_text(st.at_optimum.goodput));
-    out += fmt::format("Young sqrt(2 delta M): {}   Daly (2006): {}   (delta = stall {}, M = job MTBF {})\n\n",
-                       duration_label(st.young_interval_s), duration_label(st.daly_interval_s),
-                       duration_label(st.stall_s), duration_label(st.mtbf_s));
+        t.rows.push_back({Value::structured(p.interval_s, duration_label(p.interval_s)), Value(p.summary.goodput.mean, Style::Fraction, 2),
+                          ci_cell(p.summary.goodput), p.summary.goodput.ci_low, p.summary.goodput.ci_high,
+                          Value(p.summary.wall_s.mean, Style::Days, 2)});
+    return t;
+}
+
+Table sweep_table(const std::string& value_name, const std::vector<SweepRow>& rows) {
+    Table t{.pointer = "/points", .columns = {{value_name, ""}, {"label", value_name}}};
+    t.columns.insert(t.columns.end(), kSummaryColumns.begin(), kSummaryColumns.end());
+    for (const auto& r : rows) {
+        std::vector<Value> cells = {r.value, r.label};
+        for (Value& v : summary_cells(r.summary)) cells.push_back(std::move(v));
+        t.rows.push_back(std::move(cells));
+    }
+    return t;
+}
+}  // namespace
+
+Output interval_study_output(const StudyHeader& h, const reliability::IntervalStudy& st) {
+    Output out;
+    add_setup(out, h);
+    out.blocks.emplace_back(curve_table(st));
+    out.facts() = {{"/optimal_interval_s", "", st.optimal_interval_s}, {"/young_interval_s", "", st.young_interval_s},
+                   {"/daly_interval_s", "", st.daly_interval_s},       {"/goodput_at_optimum", "", st.at_optimum.goodput.mean},
+                   {"/stall_s", "", st.stall_s},                       {"/job_mtbf_s", "", st.mtbf_s},
+                   {"/at_optimum", "", Value::structured(summary_json(st.at_optimum), "")}};
+    out.note(fmt::format("simulated optimum: {} -> goodput {} {}\n", duration_label(st.optimal_interval_s),
+                         percent(st.at_optimum.goodput.mean), ci_text(st.at_optimum.goodput)) +
+             fmt::format("Young sqrt(2 delta M): {}   Daly (2006): {}   (delta = stall {}, M = job MTBF {})",
+                         duration_label(st.young_interval_s), duration_label(st.daly_interval_s), duration_label(st.stall_s),
+                         duration_label(st.mtbf_s)));
     std::vector<TextPlotPoint> points;
     for (const auto& p : st.curve)
         points.push_back({p.interval_s, p.summary.goodput.mean, p.summary.goodput.ci_low, p.summary.goodput.ci_high});
-    out += text_plot(points,
-                     {{st.young_interval_s, 'Y', "Young"}, {st.daly_interval_s, 'D', "Daly"},
-                      {st.optimal_interval_s, 'O', "simulated optimum"}},
-                     {"goodput against checkpoint interval", "checkpoint interval", "goodput", plot::duration_ladder(), short_duration,
-                      [](double v) { return fmt::format("{:.1f}%", 100 * v); }});
-    out += "\nwhere the time goes at the simulated optimum:\n" + breakdown_text(st.at_optimum);
+    std::string plot = text_plot(points,
+                                 {{st.young_interval_s, 'Y', "Young"}, {st.daly_interval_s, 'D', "Daly"},
+                                  {st.optimal_interval_s, 'O', "simulated optimum"}},
+                                 {"goodput against checkpoint interval", "checkpoint interval", "goodput", plot::duration_ladder(),
+                                  short_duration, [](double v) { return fmt::format("{:.1f}%", 100 * v); }});
+    if (!plot.empty() && plot.back() == '\n') plot.pop_back();
+    out.note(plot);
+    add_breakdown(out, st.at_optimum, "where the time goes at the simulated optimum:");
     return out;
 }
 
-nlohmann::json interval_study_json(const reliability::IntervalStudy& st) {
-    nlohmann::json curve = nlohmann::json::array();
-    for (const auto& p : st.curve)
-        curve.push_back({{"interval_s", p.interval_s}, {"goodput", p.summary.goodput.mean},
-                         {"ci_low", p.summary.goodput.ci_low}, {"ci_high", p.summary.goodput.ci_high},
-                         {"wall_s", p.summary.wall_s.mean}});
-    return {{"optimal_interval_s", st.optimal_interval_s},
-            {"young_interval_s", st.young_interval_s},
-            {"daly_interval_s", st.daly_interval_s},
-            {"goodput_at_optimum", st.at_optimum.goodput.mean},
-            {"stall_s", st.stall_s},
-            {"job_mtbf_s", st.mtbf_s},
-            {"at_optimum", summary_json(st.at_optimum)},
-            {"curve", curve}};
-}
-
-std::string interval_study_csv(const reliability::IntervalStudy& st) {
-    std::string out = "interval_s,goodput,ci_low,ci_high,wall_s\n";
-    for (const auto& p : st.curve)
-        out += fmt::format("{:.3f},{:.6f},{:.6f},{:.6f},{:.1f}\n", p.interval_s, p.summary.goodput.mean,
-                           p.summary.goodput.ci_low, p.summary.goodput.ci_high, p.summary.wall_s.mean);
-    return out;
-}
+std::string interval_study_csv(const reliability::IntervalStudy& st) { return render_csv(curve_table(st)); }
 
 std::string interval_study_svg(const reliability::IntervalStudy& st, const std::string& title) { return goodput_chart(st, "goodput", title); }
 
-std::string sweep_text(const std::string& value_name, const std::vector<SweepRow>& rows) {
-    TextTable t({value_name, "goodput", "95% CI", "wall days", "interruptions", "lost work h", "downtime h"});
-    for (const auto& r : rows) {
-        double events = 0, downtime = 0;
-        for (const auto& c : r.summary.causes) {
-            events += c.events;
-            downtime += c.downtime_s;
-        }
-        t.add_row({r.label, percent(r.summary.goodput.mean), ci_text(r.summary.goodput),
-                   fmt::format("{:.2f}", r.summary.wall_s.mean / kDay), fmt::format("{:.1f}", events),
-                   fmt::format("{:.1f}", r.summary.lost_work_s() / kHour), fmt::format("{:.1f}", downtime / kHour)});
-    }
-    return t.render();
-}
-
-nlohmann::json sweep_json(const std::string& value_name, const std::vector<SweepRow>& rows) {
-    nlohmann::json points = nlohmann::json::array();
-    for (const auto& r : rows) {
-        nlohmann::json p = summary_json(r.summary);
-        p["label"] = r.label;
-        p[value_name] = r.value;
-        points.push_back(p);
-    }
-    return points;
+Output sweep_output(const StudyHeader& h, const std::string& study, const std::string& value_name, const std::vector<SweepRow>& rows,
+                    const std::string& note) {
+    Output out;
+    add_setup(out, h);
+    out.facts().push_back({"/study", "", study});
+    out.blocks.emplace_back(sweep_table(value_name, rows));
+    if (!note.empty()) out.note(note, true);
+    return out;
 }
 
 std::string sweep_csv(const std::string& value_name, const std::vector<SweepRow>& rows) {
-    std::string out = value_name + ",goodput,ci_low,ci_high,wall_s\n";
-    for (const auto& r : rows)
-        out += fmt::format("{:g},{:.6f},{:.6f},{:.6f},{:.1f}\n", r.value, r.summary.goodput.mean,
-                           r.summary.goodput.ci_low, r.summary.goodput.ci_high, r.summary.wall_s.mean);
-    return out;
+    return render_csv(sweep_table(value_name, rows), {value_name, "goodput", "ci_low", "ci_high", "wall_s"});
 }
 
 }  // namespace sextant::cli

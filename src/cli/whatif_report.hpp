@@ -1,5 +1,5 @@
 #pragma once
-// Text and JSON output of the what-if studies (sextant whatif ...).
+// The what-if studies' answers (sextant whatif ...) as outputs (report/output.hpp), and their CSV and SVG.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -7,6 +7,7 @@
 #include "reliability/interval_study.hpp"
 #include "reliability/run_setup.hpp"
 #include "reliability/whatif_studies.hpp"
+#include "report/output.hpp"
 
 namespace sextant::cli {
 
@@ -17,17 +18,22 @@ std::string setup_text(const std::string& scenario_name, const reliability::RunS
                        std::int64_t trials, std::uint64_t seed);
 nlohmann::json setup_json(const reliability::RunSetup& setup, std::int64_t trials, std::uint64_t seed);
 
-std::string interval_study_text(const reliability::IntervalStudy& study);
-nlohmann::json interval_study_json(const reliability::IntervalStudy& study);
+// What every study's output starts with: the scenario and what the numbers rest on.
+struct StudyHeader {
+    std::string scenario;
+    const reliability::RunSetup& setup;
+    std::int64_t trials = 0;
+    std::uint64_t seed = 0;
+};
+
+// The checkpoint-interval study: the curve, optimum, Young and Daly, where the time goes.
+Output interval_study_output(const StudyHeader& header, const reliability::IntervalStudy& study);
 std::string interval_study_csv(const reliability::IntervalStudy& study);
 std::string interval_study_svg(const reliability::IntervalStudy& study, const std::string& title);
 
-std::string sweep_text(const std::string& value_name, const std::vector<SweepRow>& rows);
-nlohmann::json sweep_json(const std::string& value_name, const std::vector<SweepRow>& rows);
+// A sweep of one knob (spares, failure rate, storage, async): goodput and where the time goes per value.
+Output sweep_output(const StudyHeader& header, const std::string& study, const std::string& value_name,
+                    const std::vector<SweepRow>& rows, const std::string& note);
 std::string sweep_csv(const std::string& value_name, const std::vector<SweepRow>& rows);
-
-// Where the time of one run goes, per cause: events, lost work, downtime.
-std::string breakdown_text(const reliability::RunSummary& summary);
-nlohmann::json summary_json(const reliability::RunSummary& summary);
 
 }  // namespace sextant::cli

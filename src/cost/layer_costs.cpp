@@ -255,7 +255,7 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     b.memory += local_experts * eb.memory;
     if (e.shared_experts > 0) {
         PhaseCost sb;
-        mlp(m, k, x.T, d(e.shared_experts * e.shared_ffn_hidden), x.tp, parts.shared, sb);
+        mlp(m, layer_kernels, x.T, d(e.shared_experts * e.shared_ffn_hidden), x.tp, parts.shared, sb);
         f.gemm += parts.shared.gemm;
         f.memory += parts.shared.memory;
         b.gemm += sb.gemm;
@@ -294,11 +294,13 @@ LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool m
     g.tp = network.analyse(place_group(l, ParallelDim::TP));
     g.cp = network.analyse(place_group(l, ParallelDim::CP));
     g.pp = network.analyse(place_group(l, ParallelDim::PP));
-    g.dp_dense = network.analyse(place_group(l, {ParallelDim::DP, ParallelDim::CP}));
+    g.dp_dense = network.analyse(place_group(l, {ParallelDim::DP, ParallelDim::CP}, DpPart::Shard));
+    if (l.dp_replicas() > 1) g.dp_replicas = network.analyse(place_group(l, {ParallelDim::DP}, DpPart::Replicas));
     if (moe) {
         g.ep = network.analyse(place_expert_group(l, ExpertDim::EP), true);
         g.etp = network.analyse(place_expert_group(l, ExpertDim::ETP));
         g.dp_expert = network.analyse(place_expert_group(l, ExpertDim::EDP));
+        if (l.dp_replicas() > 1) g.dp_expert_replicas = network.analyse(place_expert_group(l, ExpertDim::EDPReplicas));
     }
     return g;
 }
@@ -357,13 +359,19 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         const Zero3Traits& z = ctx.runtime.zero3;
         const double regathered = l.recompute == Recompute::Full && z.regather_for_recompute
                                       ? regathered_after_recompute(m, l, layer, z.max_reuse_distance) : 0.0;
-        const double backward_gathers = gather + k.collective(CollectiveOp::AllGather, regathered * 2, groups.dp_dense);
+        const double backward_gathers = gather + (regathered > 0 ? k.collective(CollectiveOp::AllGather, regathered * 2, groups.dp_dense) : 0.0);
         const double waited = 1.0 - zero3_prefetched_share(m, l, layer, z.max_live_params);
         f.zero3 += gather;
         f.zero3_waited += waited * gather;
         b.zero3 += backward_gathers +
                    k.collective(CollectiveOp::ReduceScatter, p.total() * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime)),
                                 groups.dp_dense);
+        // HSDP under FSDP2: each microbatch's gradient shard is all-reduced across the replicas
+        // right after its reduce-scatter (foreach_reduce); runtimes that do it once per step
+        // leave it to the stage's reduction (plan_step).
+        if (z.hsdp_all_reduce_every_microbatch)
+            b.zero3 += replica_reduce(ctx, groups.dp_dense, groups.dp_replicas, p.dense) +
+                       replica_reduce(ctx, groups.dp_expert, groups.dp_expert_replicas, p.expert);
         b.zero3_waited += waited * backward_gathers;
     }
     // Recomputation re-runs forward work inside the backward pass.
@@ -452,6 +460,12 @@ double dp_gather(const CostContext& ctx, const Layout& l, const GroupShape& grou
     return dp_gather_detail(ctx, l, group, params).cost.time.value();
 }
 
+double replica_reduce(const CostContext& ctx, const GroupShape& shard, const GroupShape& replicas, double params) {
+    if (replicas.ranks <= 1 || params <= 0) return 0.0;
+    const double bytes = params * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime)) / static_cast<double>(std::max<std::int64_t>(1, shard.ranks));
+    return ctx.network.cost(CollectiveOp::AllReduce, Bytes(bytes), replicas).time.value();
+}
+
 double optimizer_time(const CostContext& ctx, const Layout& l, double local_params) {
     // Adam over the local shard: read gradient, master weight and two moments, write them back
     // and the 16-bit copy.
@@ -467,6 +481,26 @@ double optimizer_time(const CostContext& ctx, const Layout& l, double local_para
     const HostSpec& host = ctx.scenario.cluster.host;
     const double link = host.link_gbps * 1e9;
     return local_params * grad / link + adam_bytes / (host.memory_gbps_per_gpu * 1e9) + local_params * 2 / link;
+}
+
+// Megatron-LM (d98e8a64, megatron/core/optimizer/clip_grads.py) sums the squared norms of the
+// local gradients with multi_tensor_l2norm and all-reduces the fp32 total over the gradient-
+// statistics group, every rank of the job under the distributed optimizer; torchtitan (b5bcd76c,
+// torchtitan/distributed/utils.py clip_grad_norm_) takes the norm of DTensor gradients, one
+// reduction over the whole mesh. The scaling that follows runs only when the norm exceeds the
+// threshold (Megatron: clip_coeff < 1.0) and is not counted.
+double grad_norm_time(const CostContext& ctx, const Layout& l, double local_params) {
+    if (!ctx.runtime.grad_clip || local_params <= 0) return 0.0;
+    const double bytes = local_params * precision_bytes(gradient_dtype(ctx.scenario.training, ctx.runtime));
+    // Offloaded, the gradients the norm reads are in host memory (ZeRO-Offload's CPU norm, FSDP2's
+    // CPU-offloaded gradients).
+    if (l.optimizer_offload) return bytes / (ctx.scenario.cluster.host.memory_gbps_per_gpu * 1e9);
+    return bytes / (ctx.profile.memory_tbps() * ctx.runtime.compute_efficiency * 1e12);
+}
+
+double grad_norm_all_reduce(const CostContext& ctx, const GroupShape& world) {
+    if (!ctx.runtime.grad_clip || world.ranks <= 1) return 0.0;
+    return ctx.network.cost(CollectiveOp::AllReduce, Bytes(4), world).time.value();
 }
 
 double newton_schulz_time(const CostContext& ctx, const Layout& l, double local_params) {

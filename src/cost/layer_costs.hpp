@@ -34,8 +34,10 @@ struct LayerCost {
 };
 
 // Communicator group shapes of a layout, analysed once (the expensive part of a collective cost).
+// dp_dense and dp_expert are the groups ZeRO shards over (under HSDP one shard group, else every
+// data-parallel rank); dp_replicas and dp_expert_replicas join a shard's replicas (one rank each).
 struct LayoutGroups {
-    GroupShape tp, cp, ep, etp, dp_dense, dp_expert, pp;
+    GroupShape tp, cp, ep, etp, dp_dense, dp_expert, pp, dp_replicas, dp_expert_replicas;
 };
 
 LayoutGroups analyse_groups(const NetworkModel& network, const Layout& layout, bool moe);
@@ -57,6 +59,9 @@ double pp_transfer(const CostContext& ctx, const Layout& layout, const LayoutGro
 // all-gather ZeRO needs after the optimizer.
 double dp_reduce(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 double dp_gather(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
+// HSDP: the all-reduce of a shard group's gradient shard (`params` of the unsharded gradient,
+// divided over the `shard` group) across its `replicas`; 0 without replicas.
+double replica_reduce(const CostContext& ctx, const GroupShape& shard, const GroupShape& replicas, double params);
 
 // The same communications described: what moves and how it runs (traces show it). Zero bytes and
 // zero time where there is nothing to move.
@@ -71,6 +76,12 @@ CommDetail dp_reduce_detail(const CostContext& ctx, const Layout& layout, const 
 CommDetail dp_gather_detail(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 // The optimizer step over the local shard: memory-bound, on the GPU or (offloaded) on the host.
 double optimizer_time(const CostContext& ctx, const Layout& layout, double local_params);
+// Gradient clipping by the global norm (where the runtime clips): the pass over a GPU's local
+// gradients (the optimizer's `local_params`; on the host where the optimizer is offloaded) for
+// their squared norm, and the all-reduce of that one fp32 number over `world`, every GPU of the
+// job; 0 without clipping.
+double grad_norm_time(const CostContext& ctx, const Layout& layout, double local_params);
+double grad_norm_all_reduce(const CostContext& ctx, const GroupShape& world);
 // Muon's Newton-Schulz orthogonalisation for a GPU whose optimizer shard holds `local_params`
 // (the parameters optimizer_time takes); 0 for AdamW.
 double newton_schulz_time(const CostContext& ctx, const Layout& layout, double local_params);

@@ -17,7 +17,8 @@ struct ModelStates {
 
 // Mixed-precision AdamW per parameter: 16-bit weights, gradients in the runtime's dtype (fp32 in
 // Megatron), and an fp32 master copy plus two moments; ZeRO shards optimizer state (1), then
-// gradients (2), then weights (3) over the `shards` data-parallel ranks holding replicas. Offload
+// gradients (2), then weights (3) over the `shards` data-parallel ranks holding replicas (under
+// HSDP the ranks of one shard group: the states are replicated across the groups). Offload
 // keeps the optimizer state on the host.
 ModelStates model_states(const TrainingSpec& t, const RuntimeTraits& traits, const Layout& l, double params, double shards,
                          bool trained = true) {
@@ -70,10 +71,9 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l) { return estima
 MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTraits& traits) {
     if (shards_like_zero1(l, traits)) return estimate_memory(s, effective_sharding(l, traits), traits);
     MemoryReport report;
-    const auto ranges = stage_layer_ranges(l);
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);
-    const double dense_shards = d(l.dp * l.cp);
-    const double expert_shards = d(l.edp());
+    const double dense_shards = d(l.dense_shards());
+    const double expert_shards = d(l.expert_shards());
     report.capacity = Bytes(s.cluster.gpu.hbm_gib * kGiB);
     LayerParams layer_params(s.model, l);
     // A layer's stored activations, like its parameters, depend only on whether it is MoE.
@@ -83,36 +83,54 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
         if (!kind) kind = layer_activation_bytes(s, l, traits, layer);
         return *kind;
     };
+    report.stages.reserve(static_cast<std::size_t>(l.pp));
+    // A stage in the middle of the pipeline with the same kinds of layers as the one before holds
+    // the same states, activations per microbatch and buffers: only its microbatches in flight
+    // differ (the screen's cost no longer grows with pp times the layers).
+    // microbatches_in_flight's schedule and shape, looked up once for every stage.
+    const ScheduleDef& def = l.schedule_def();
+    const PipelineShape shape = pipeline_shape(l, microbatches, traits);
+    const bool dual = def.placement == Placement::Dual;
+    std::pair<std::int64_t, std::int64_t> previous_range{0, 0};
+    bool previous_middle = false;
+    double per_microbatch = 0, offload_buffer = 0;
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
-        StageMemory m;
+        const auto range = layer_params.stage_range(stage);
+        const bool middle = middle_stage(def, l, stage);
+        const bool same = !dual && stage >= 2 && middle && previous_middle && same_layer_kinds(s.model, previous_range, range);
+        previous_range = range;
+        previous_middle = middle;
+        StageMemory m = same ? report.stages.back() : StageMemory{};
         m.stage = stage;
-        const auto range = ranges[static_cast<std::size_t>(stage)];
-        m.layers = range.second - range.first;
-        const StageParams params = stage_params(s.model, l, stage, layer_params);
-        const bool base_trained = s.training.mode != TrainingMode::Lora;
-        const ModelStates dense = model_states(s.training, traits, l, params.dense, dense_shards, base_trained);
-        const ModelStates expert = model_states(s.training, traits, l, params.expert, expert_shards, base_trained);
-        const ModelStates adapters = model_states(s.training, traits, l, adapter_params(s, l, m.layers), dense_shards);
-        m.weights = Bytes(dense.weights + expert.weights + adapters.weights);
-        m.gradients = Bytes(dense.gradients + expert.gradients + adapters.gradients);
-        m.optimizer = Bytes(dense.optimizer + expert.optimizer + adapters.optimizer);
+        if (!same) {
+            m.layers = range.second - range.first;
+            const StageParams params = stage_params(s.model, l, stage, layer_params);
+            const bool base_trained = s.training.mode != TrainingMode::Lora;
+            const ModelStates dense = model_states(s.training, traits, l, params.dense, dense_shards, base_trained);
+            const ModelStates expert = model_states(s.training, traits, l, params.expert, expert_shards, base_trained);
+            const ModelStates adapters = model_states(s.training, traits, l, adapter_params(s, l, m.layers), dense_shards);
+            m.weights = Bytes(dense.weights + expert.weights + adapters.weights);
+            m.gradients = Bytes(dense.gradients + expert.gradients + adapters.gradients);
+            m.optimizer = Bytes(dense.optimizer + expert.optimizer + adapters.optimizer);
 
-        // Offloaded layers (the stage's first) keep their activations in host memory; a double
-        // buffer of the largest layer stays on the GPU for the moves.
-        double per_microbatch = 0, offload_buffer = 0;
-        for (std::int64_t layer = range.first; layer < range.second; ++layer) {
-            const double bytes = activation_bytes(layer);
-            if (layer - range.first < l.activation_offload_layers) offload_buffer = std::max(offload_buffer, 2.0 * bytes);
-            else per_microbatch += bytes;
+            // Offloaded layers (the stage's first) keep their activations in host memory; a
+            // double buffer of the largest layer stays on the GPU for the moves.
+            per_microbatch = 0;
+            offload_buffer = 0;
+            for (std::int64_t layer = range.first; layer < range.second; ++layer) {
+                const double bytes = activation_bytes(layer);
+                if (layer - range.first < l.activation_offload_layers) offload_buffer = std::max(offload_buffer, 2.0 * bytes);
+                else per_microbatch += bytes;
+            }
+            if (stage == 0 && traits.dropout) {
+                // The embedding's dropout mask (1 byte per element); its backward needs nothing else.
+                const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
+                per_microbatch += tokens * d(s.model.hidden) / (l.sequence_parallel ? d(l.tp) : 1.0);
+            }
+            m.buffers = Bytes(temporary_bytes(s, l, traits, stage, range));
+            m.context = Bytes(s.memory.context_gib * kGiB);
         }
-        if (stage == 0 && traits.dropout) {
-            // The embedding's dropout mask (1 byte per element); its backward needs nothing else.
-            const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
-            per_microbatch += tokens * d(s.model.hidden) / (l.sequence_parallel ? d(l.tp) : 1.0);
-        }
-        m.activations = Bytes(per_microbatch * microbatches_in_flight(l, stage, microbatches, traits) + offload_buffer);
-        m.buffers = Bytes(temporary_bytes(s, l, traits, stage, range));
-        m.context = Bytes(s.memory.context_gib * kGiB);
+        m.activations = Bytes(per_microbatch * def.in_flight(shape, stage) + offload_buffer);
         const Bytes tensors = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;
         m.fragmentation = tensors * s.memory.fragmentation;
         if (m.total() > report.peak) {

@@ -116,12 +116,20 @@ namespace {
 // start of the model and the output layer where it holds the end.
 StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage, bool first, bool last,
                                LayerParams& layer_params) {
-    const auto range = stage_layer_ranges(l)[static_cast<std::size_t>(stage)];
+    const auto range = layer_params.stage_range(stage);
     StageParams p;
-    for (std::int64_t layer = range.first; layer < range.second; ++layer) {
-        const StageParams& lp = layer_params(layer);
-        p.dense += lp.dense;
-        p.expert += lp.expert;
+    if (!m.is_moe()) {  // one kind of layer: the same sum without asking each layer its kind
+        const StageParams& lp = layer_params(range.first);
+        for (std::int64_t layer = range.first; layer < range.second; ++layer) {
+            p.dense += lp.dense;
+            p.expert += lp.expert;
+        }
+    } else {
+        for (std::int64_t layer = range.first; layer < range.second; ++layer) {
+            const StageParams& lp = layer_params(layer);
+            p.dense += lp.dense;
+            p.expert += lp.expert;
+        }
     }
     const double tp = d(l.tp), h = d(m.hidden), vocab_shard = d(m.vocab) * h / tp;
     if (first) {
@@ -177,6 +185,23 @@ bool stage_holds_output(const Layout& l, std::int64_t stage) {
     for (std::int64_t c = 0; c < chunks; ++c)
         if (chunk_has_output(def, l.pp, stage, c, chunks)) return true;
     return false;
+}
+
+bool middle_stage(const ScheduleDef& def, const Layout& l, std::int64_t stage) {
+    const std::int64_t chunks = schedule_chunks(def, l.vp);
+    for (std::int64_t c = 0; c < chunks; ++c)
+        if (chunk_has_embedding(def, l.pp, stage, c, chunks) || chunk_has_output(def, l.pp, stage, c, chunks)) return false;
+    return true;
+}
+
+bool same_layer_kinds(const ModelSpec& m, std::pair<std::int64_t, std::int64_t> a, std::pair<std::int64_t, std::int64_t> b) {
+    const std::int64_t n = a.second - a.first;
+    if (n != b.second - b.first) return false;
+    if (!m.is_moe() && m.window.tokens <= 0) return true;  // one kind of layer
+    for (std::int64_t i = 0; i < n; ++i)
+        if (m.layer_is_moe(a.first + i) != m.layer_is_moe(b.first + i) || m.layer_is_windowed(a.first + i) != m.layer_is_windowed(b.first + i))
+            return false;
+    return true;
 }
 
 }  // namespace sextant

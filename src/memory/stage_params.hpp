@@ -35,17 +35,32 @@ public:
         if (!kind) kind = layer_params_of_kind(model_, layout_, moe);
         return *kind;
     }
+    // Stage `stage`'s [first, end) layers, without allocating: asked stage by stage in order (as
+    // the screen does, for every stage of every layout) it costs one step per stage.
+    std::pair<std::int64_t, std::int64_t> stage_range(std::int64_t stage) {
+        if (stage < stage_) stage_ = first_ = 0;
+        for (; stage_ < stage; ++stage_) first_ += layout_.stage_layers[static_cast<std::size_t>(stage_)];
+        return {first_, first_ + layout_.stage_layers[static_cast<std::size_t>(stage)]};
+    }
 
 private:
     const ModelSpec& model_;
     const Layout& layout_;
     std::optional<StageParams> kinds_[2];
+    std::int64_t stage_ = 0, first_ = 0;  // stage_range's cursor: stage_ starts at layer first_
 };
 
 StageParams stage_params(const ModelSpec& model, const Layout& layout, std::int64_t stage);
 StageParams stage_params(const ModelSpec& model, const Layout& layout, std::int64_t stage, LayerParams& layers);
 // Whether the stage runs the output layer and loss under the layout's schedule.
 bool stage_holds_output(const Layout& layout, std::int64_t stage);
+// Whether the stage holds neither the embedding nor the output layer: its parameters and costs
+// are its layers' alone.
+// `def` is the layout's schedule_def(), looked up once by callers that ask for every stage.
+bool middle_stage(const ScheduleDef& def, const Layout& layout, std::int64_t stage);
+// Whether two ranges of layers hold the same kinds of layer (dense or MoE, full or windowed
+// attention) in the same order: what their parameters, activations and costs depend on.
+bool same_layer_kinds(const ModelSpec& model, std::pair<std::int64_t, std::int64_t> a, std::pair<std::int64_t, std::int64_t> b);
 
 // LoRA adapters of `layers` layers on one GPU (split over TP like their projections); 0 when
 // the run pre-trains.

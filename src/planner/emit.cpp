@@ -385,8 +385,14 @@ void megatron_recompute(const Scenario& s, const Layout& l, Emitted& e) {
 }
 
 void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
+    // HSDP: the data-parallel ranks split into --num-distributed-optimizer-instances replicas, each
+    // instance sharding over consecutive ranks (Megatron-LM d98e8a64 parallel_state.py); under
+    // ZeRO-3 Megatron-FSDP replicates across them (--outer-dp-sharding-strategy no_shard, its
+    // default, megatron/training/arguments.py), which torch FSDP2 under Megatron does not offer.
+    const bool hsdp = l.dp_replicas() > 1;
     const bool fsdp2 = l.zero_stage == 3 && l.pp == 1 && l.ep == 1 && !s.model.tied_embeddings &&
-                       s.training.precision.name != "fp16";
+                       s.training.precision.name != "fp16" && !hsdp;
+    if (hsdp) arg(e, "--num-distributed-optimizer-instances", l.dp_replicas());
     if (l.zero_stage == 1 || l.zero_stage == 2) flag(e, "--use-distributed-optimizer");
     if (l.zero_stage == 2)
         e.notes.push_back("Megatron's distributed optimizer shards the optimizer state and reduce-scatters the gradients: the "
@@ -401,7 +407,7 @@ void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
         flag(e, "--use-megatron-fsdp");
         arg(e, "--data-parallel-sharding-strategy", "optim_grads_params");
         arg(e, "--ckpt-format", "fsdp_dtensor");
-        e.notes.push_back("ZeRO-3 with pipeline or expert parallelism, tied embeddings or fp16 runs as Megatron-FSDP "
+        e.notes.push_back("ZeRO-3 with pipeline or expert parallelism, tied embeddings, fp16 or shard groups runs as Megatron-FSDP "
                           "(--use-torch-fsdp2 refuses them)");
     }
     const bool sharded_optimizer = l.zero_stage >= 1 && !fsdp2;
@@ -442,32 +448,21 @@ Emitted megatron(const Scenario& s, const Layout& l) {
 
 // ---- torchtitan ---------------------------------------------------------------------------
 
-// The modules of each pipeline chunk, in torchtitan's looped order (stage v x pp + p on rank p).
-// PyTorch's pipelining schedule classes (torch.distributed.pipelining, get_schedule_class) as
-// torchtitan's pipeline_parallel_schedule names them, for the schedules it ships; null otherwise.
-const char* torchtitan_schedule(Schedule s) {
-    switch (s) {
-        case Schedule::GPipe: return "GPipe";
-        case Schedule::OneFOneB: return "1F1B";
-        case Schedule::Interleaved: return "Interleaved1F1B";
-        case Schedule::ZeroBubbleV: return "ZBVZeroBubble";
-        case Schedule::ZeroBubbleH1:
-        case Schedule::DualPipe: return nullptr;
-    }
-    return nullptr;
-}
-
+// The modules of each pipeline stage, in stage order. Looped schedules put stage v x pp + p on
+// rank p as its chunk v; V-shaped ones (ZBVZeroBubble, DualPipeV: torchtitan's "v" style) put
+// stage pp + i on rank pp - 1 - i as its chunk 1.
 json module_fqns(const Layout& l) {
-    // Chunk v of rank p is virtual stage v x pp + p; layer ids follow the virtual stage order.
+    const bool v_shape = l.schedule_def().placement == Placement::V;
     json out = json::array();
     std::int64_t layer = 0;
     for (std::int64_t v = 0; v < l.vp; ++v)
-        for (std::int64_t p = 0; p < l.pp; ++p) {
+        for (std::int64_t k = 0; k < l.pp; ++k) {
+            const std::int64_t p = v_shape && v == 1 ? l.pp - 1 - k : k;
             json part = json::array();
-            if (v == 0 && p == 0) part.push_back("tok_embeddings");
+            if (v == 0 && k == 0) part.push_back("tok_embeddings");
             const std::int64_t n = chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v);
             for (std::int64_t i = 0; i < n; ++i) part.push_back("layers." + num(layer++));
-            if (v == l.vp - 1 && p == l.pp - 1) {
+            if (v == l.vp - 1 && k == l.pp - 1) {
                 part.push_back("norm");
                 part.push_back("output");
             }
@@ -485,8 +480,9 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     // forward, ZeRO-3 when they are freed).
     const bool alone = l.tp == 1 && l.pp == 1 && l.cp == 1 && l.ep == 1;
     const bool ddp = l.zero_stage == 0 && alone;
-    key(e, "parallelism", "data_parallel_replicate_degree", ddp ? l.dp : 1);
-    key(e, "parallelism", "data_parallel_shard_degree", ddp ? 1 : l.dp);
+    // HSDP: dp_shard inside dp_replicate in torchtitan's device mesh (parallel_dims.py, b5bcd76c).
+    key(e, "parallelism", "data_parallel_replicate_degree", ddp ? l.dp : l.dp_replicas());
+    key(e, "parallelism", "data_parallel_shard_degree", ddp ? 1 : l.shard_dp());
     if (!ddp) key(e, "parallelism", "fsdp_reshard_after_forward", l.zero_stage == 3 ? "always" : "never");
     if (!ddp && l.zero_stage <= 1)
         e.notes.push_back(fmt::format("torchtitan has no ZeRO-{} with {}: its DDP takes no other parallelism, so the {} data-parallel "
@@ -502,7 +498,7 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     if (old && s.model.is_moe()) key(e, "parallelism", "expert_tensor_parallel_degree", l.tp);
     key(e, "parallelism", "pipeline_parallel_degree", l.pp);
     if (l.pp > 1) {
-        if (const char* name = torchtitan_schedule(l.schedule)) {
+        if (const char* name = l.schedule_def().torchtitan) {
             key(e, "parallelism", "pipeline_parallel_schedule", name);
         } else {
             key(e, "parallelism", "pipeline_parallel_schedule", l.vp > 1 ? "Interleaved1F1B" : "1F1B");
@@ -594,6 +590,20 @@ Emitted deepspeed(const Scenario& s, const Layout& l) {
     cfg["gradient_accumulation_steps"] = l.microbatches(s.training.global_batch);
     cfg["zero_optimization"] = {{"stage", l.zero_stage}, {"overlap_comm", true}, {"contiguous_gradients", true}};
     if (l.optimizer_offload) cfg["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+    // HSDP: DeepSpeed's MiCS shards ZeRO-3 inside groups of mics_shard_size ranks and all-reduces
+    // across them at the accumulation boundary (deepspeed/runtime/zero/mics.py, config.py,
+    // edaa7221); ZeRO++'s zero_hpz_partition_size keeps only a secondary copy of the weights in
+    // the group, not the whole state. ZeRO-1/2 have no shard groups.
+    if (l.dp_replicas() > 1 && l.zero_stage == 3) {
+        cfg["zero_optimization"]["mics_shard_size"] = l.shard_dp();
+        if (l.tp * l.cp > 1)
+            e.notes.push_back("MiCS forms its shard groups over world ranks (mics_utils.py _generate_mics_config): with tensor or "
+                              "context parallelism check that its groups are the plan's data-parallel shard groups");
+    } else if (l.dp_replicas() > 1) {
+        e.notes.push_back(fmt::format("DeepSpeed shards ZeRO-{} over every data-parallel rank: the plan's shard groups of {} "
+                                      "(replicated {} times) have no DeepSpeed setting; MiCS (mics_shard_size) is ZeRO-3 only",
+                                      l.zero_stage, l.shard_dp(), l.dp_replicas()));
+    }
     if (l.tp > 1) cfg["tensor_parallel"] = {{"autotp_size", l.tp}};
     if (l.recompute != Recompute::None)
         cfg["activation_checkpointing"] = {{"partition_activations", l.tp > 1}, {"contiguous_memory_optimization", false}};

@@ -34,6 +34,7 @@ std::string layout_label(const Layout& l) {
     if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
     if (l.schedule != (l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB)) s += " " + schedule_name(l.schedule);
     s += fmt::format(" mb{} z{}", l.microbatch, l.zero_stage);
+    if (l.dp_replicas() > 1) s += fmt::format(" hsdp{}", l.shard_dp());
     if (l.optimizer_offload) s += " offload";
     if (l.sequence_parallel) s += " sp";
     if (l.recompute != Recompute::None) s += l.recompute == Recompute::Full ? " full" : " sel";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -15,7 +16,7 @@ namespace sextant {
 namespace {
 auto knobs(const ScreenedCandidate& s) {
     const Candidate& c = s.candidate;
-    return std::make_tuple(s.variant, c.tp, c.pp, c.cp, c.ep, c.etp, c.vp, c.microbatch, c.first_trim, c.last_trim, c.zero_stage,
+    return std::make_tuple(s.variant, c.tp, c.pp, c.cp, c.ep, c.etp, c.vp, c.microbatch, c.first_trim, c.last_trim, c.zero_stage, c.shard_group,
                            c.optimizer_offload, c.sequence_parallel, static_cast<int>(c.recompute), c.recompute_modules,
                            c.offload_layers, c.ep_a2a_overlap, c.rank_order, static_cast<int>(c.schedule));
 }
@@ -112,17 +113,48 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     const unsigned threads = std::max(1u, std::min<unsigned>(options_.threads, static_cast<unsigned>(work.size() / 64 + 1)));
     std::vector<std::vector<ScreenedCandidate>> partial(threads);
     Progress progress("screening layouts", static_cast<double>(work.size()));
-    // Threads take chunks in turn rather than fixed halves: new group shapes (the costly first
-    // screen of a layout family) cluster in candidate order, so fixed halves leave one thread idle.
-    // What is kept is a property of the set (keep_best's total order), so the answer does not
-    // depend on which thread screened what.
+    // Each thread starts on its own share of the sequence and, once that is done, takes chunks
+    // from the far end of the others' (work stealing): new group shapes (the costly first screen
+    // of a layout family) cluster in candidate order, so fixed shares alone leave one thread idle,
+    // while chunks taken in turn from one counter had both threads route the same new shapes at
+    // the same moment. What is kept is a property of the set (keep_best's total order), so the
+    // answer does not depend on which thread screened what.
     constexpr std::size_t kChunk = 256;
-    std::atomic<std::size_t> next{0};
+    struct Share {
+        std::mutex mutex;
+        std::size_t next = 0, end = 0;
+    };
+    std::vector<Share> shares(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+        shares[t].next = work.size() * t / threads;
+        shares[t].end = work.size() * (t + 1) / threads;
+    }
+    // Thread t's next chunk [begin, end): the front of its share, else the back of another's;
+    // false when every share is done.
+    const auto take = [&](unsigned t, std::size_t& begin, std::size_t& end) {
+        for (unsigned k = 0; k < threads; ++k) {
+            Share& share = shares[(t + k) % threads];
+            const std::lock_guard lock(share.mutex);
+            if (share.next >= share.end) continue;
+            const std::size_t n = std::min(kChunk, share.end - share.next);
+            if (k == 0) {
+                begin = share.next;
+                share.next += n;
+            } else {
+                share.end -= n;
+                begin = share.end;
+            }
+            end = begin + n;
+            return true;
+        }
+        return false;
+    };
     std::atomic<bool> stopped{false};
     auto run = [&](unsigned t) {
         auto& best = partial[t];
-        for (std::size_t begin = next.fetch_add(kChunk); begin < work.size() && !stopped; begin = next.fetch_add(kChunk)) {
-            for (std::size_t w = begin; w < std::min(begin + kChunk, work.size()); ++w) {
+        std::size_t begin = 0, end = 0;
+        while (!stopped && take(t, begin, end)) {
+            for (std::size_t w = begin; w < end; ++w) {
                 if (!progress.tick()) {  // Ctrl-C: the threads stop, then the caller is told
                     stopped = true;
                     break;

@@ -1,6 +1,7 @@
 #include "planner/search_space.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace sextant {
@@ -201,6 +202,29 @@ std::vector<Recompute> recompute_values(const LayoutSpec& f, const SearchOptions
     return {Recompute::None, Recompute::Selective, Recompute::Full};
 }
 
+// HSDP shard groups at a ZeRO stage: the scenario's, else all of dp (0) and, where the framework
+// shards in groups, the powers of two from 2 up to a node or NVLink domain that divide dp (at
+// most the three largest: smaller groups only hold more and all-reduce more), each leaving a
+// whole number of expert-data-parallel ranks per replica.
+std::vector<std::int64_t> shard_group_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, std::int64_t zero,
+                                             std::int64_t dp, std::int64_t edp) {
+    const auto fits = [&](std::int64_t shard) { return dp % shard == 0 && edp % (dp / shard) == 0; };
+    if (f.shard_group) {
+        if (*f.shard_group == dp) return {0};
+        if (zero == 0 || !fits(*f.shard_group) || *f.shard_group > INT16_MAX) return {};  // a Candidate holds 16 bits
+        return {*f.shard_group};
+    }
+    std::vector<std::int64_t> out = {0};
+    if (zero == 0 || !o.framework.hsdp) return out;
+    const std::int64_t domain = std::max(s.cluster.gpus_per_node, s.cluster.nvlink_domain_gpus);
+    std::vector<std::int64_t> groups;
+    for (std::int64_t shard = 2; shard <= domain && shard < dp; shard *= 2)
+        if (fits(shard)) groups.push_back(shard);
+    const std::size_t keep = std::min<std::size_t>(groups.size(), 3);
+    out.insert(out.end(), groups.end() - static_cast<std::ptrdiff_t>(keep), groups.end());
+    return out;
+}
+
 std::vector<std::uint8_t> order_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t pp,
                                        std::int64_t dp) {
     const auto& orders = candidate_rank_orders();
@@ -237,6 +261,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
         for (auto mb : microbatches)
             for (Schedule schedule : schedule_values(f, o, shape.pp, vp, s.training.global_batch / (dp * mb)))
             for (auto zero : zero_stages)
+                for (auto shard : shard_group_values(s, f, o, zero, dp, shape.tp * shape.cp * dp / (shape.ep * shape.etp)))
                 for (bool offload : offload_values(f, o, zero))
                     for (bool sp : sp_values(f, o, shape.tp))
                         for (Recompute rc : recompute_values(f, o))
@@ -248,6 +273,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                                         c.schedule = schedule;
                                         c.microbatch = static_cast<std::int16_t>(mb);
                                         c.zero_stage = static_cast<std::int8_t>(zero);
+                                        c.shard_group = static_cast<std::int16_t>(shard);
                                         c.optimizer_offload = offload;
                                         c.sequence_parallel = sp;
                                         c.recompute = rc;
@@ -395,6 +421,7 @@ Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     l.dp = s.cluster.gpus / (l.tp * l.pp * l.cp);
     l.microbatch = c.microbatch;
     l.zero_stage = c.zero_stage;
+    l.shard_group = c.shard_group;
     l.optimizer_offload = c.optimizer_offload;
     l.sequence_parallel = c.sequence_parallel;
     l.recompute = c.recompute;

@@ -23,9 +23,10 @@ struct SearchOptions {
     FrameworkFeatures framework;  // what the framework offers; the Planner takes the scenario's
 };
 
-// A layout in 28 bytes: the planner holds hundreds of thousands of these.
+// A layout in 32 bytes: the planner holds hundreds of thousands of these.
 struct Candidate {
     std::int16_t tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, vp = 1, microbatch = 1, offload_layers = 0;
+    std::int16_t shard_group = 0;  // HSDP's data-parallel ranks per shard group; 0 = all of dp
     // Layers the first and last stages hold below the middle ones (they also hold the embedding
     // and the output layer with the loss); 0/0 with pp | layers is the even split.
     std::int8_t first_trim = 0, last_trim = 0;

@@ -1,5 +1,7 @@
 #include "planner/step_evaluator.hpp"
 
+#include <utility>
+
 #include "sim/simulate.hpp"
 
 namespace sextant {
@@ -30,7 +32,7 @@ public:
             s.capacity_bytes = memory.capacity.value();
             return s;
         }
-        return score(estimate(context_, layout, memory));
+        return score(estimate(context_, layout, std::move(memory)));
     }
 
     PlanScore simulate(const Layout& layout) const override { return score(sextant::simulate(context_, layout).result); }

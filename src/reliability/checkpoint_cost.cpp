@@ -38,7 +38,8 @@ CheckpointSize checkpoint_size(const Scenario& s) {
     const double gpus = static_cast<double>(s.cluster.gpus);
     c.per_rank_write_bytes = c.total_bytes / gpus;
     const double model_parallel = static_cast<double>(l.tp * l.pp * l.cp);
-    const double state_shards = l.zero_stage >= 1 ? model_parallel * static_cast<double>(l.dp)
+    // A rank loads its ZeRO shard: of its shard group under HSDP, replicated across the groups.
+    const double state_shards = l.zero_stage >= 1 ? model_parallel * static_cast<double>(l.shard_dp())
                                                   : model_parallel;
     const double weight_shards = l.zero_stage >= 3 ? state_shards : model_parallel;
     c.per_rank_load_bytes = c.params * (weights / weight_shards + state / state_shards);

@@ -139,18 +139,36 @@ StepView step_view(const Simulation& sim, std::string layout_label) {
     return v;
 }
 
+namespace {
+const std::vector<Column> kStageMemoryColumns = {
+    {"stage", "stage"},
+    {"layers", "layers"},
+    {"weights_bytes", "weights"},
+    {"gradients_bytes", "gradients"},
+    {"optimizer_bytes", "optimizer"},
+    {"activations_bytes", "activations"},
+    {"buffers_bytes", ""},
+    {"context_bytes", ""},
+    {"fragmentation_bytes", ""},
+    {"other_bytes", "other"},  // buffers + context + fragmentation
+    {"total_bytes", "total"},
+};
+
+std::vector<Value> stage_memory_row(const StageMemory& m) {
+    auto bytes = [](Bytes b) { return Value(b.value(), Style::ByteSize); };
+    return {m.stage, m.layers, bytes(m.weights), bytes(m.gradients), bytes(m.optimizer), bytes(m.activations), bytes(m.buffers),
+            bytes(m.context), bytes(m.fragmentation), bytes(m.other()), bytes(m.total())};
+}
+}  // namespace
+
+Table stage_memory_table(const MemoryReport& memory) {
+    Table t{.pointer = "/stages", .columns = kStageMemoryColumns, .rows = {}, .merge_runs_on = 0};
+    for (const StageMemory& m : memory.stages) t.rows.push_back(stage_memory_row(m));
+    return t;
+}
+
 json stage_memory_json(const StageMemory& m) {
-    return {{"stage", m.stage},
-            {"layers", m.layers},
-            {"weights_bytes", m.weights.value()},
-            {"gradients_bytes", m.gradients.value()},
-            {"optimizer_bytes", m.optimizer.value()},
-            {"activations_bytes", m.activations.value()},
-            {"buffers_bytes", m.buffers.value()},
-            {"context_bytes", m.context.value()},
-            {"fragmentation_bytes", m.fragmentation.value()},
-            {"other_bytes", m.other().value()},
-            {"total_bytes", m.total().value()}};
+    return row_json(Table{.pointer = "", .columns = kStageMemoryColumns, .rows = {}}, stage_memory_row(m));
 }
 
 json collective_json(const PredictedSweep& sweep) {

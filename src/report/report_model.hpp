@@ -11,6 +11,7 @@
 
 #include "collective/network_model.hpp"
 #include "memory/memory_model.hpp"
+#include "report/output.hpp"
 #include "profile/measurements.hpp"
 #include "reliability/interval_study.hpp"
 #include "sim/simulate.hpp"
@@ -129,6 +130,8 @@ struct ReportModel {
 nlohmann::json report_json(const ReportModel& model);
 // Pieces the commands' own JSON shares: one stage of `memory --json`, a `collective --json` sweep.
 nlohmann::json stage_memory_json(const StageMemory& stage);
+// Every stage's memory as a table (JSON "/stages"; text merges runs of equal stages, "1-14").
+Table stage_memory_table(const MemoryReport& memory);
 nlohmann::json collective_json(const PredictedSweep& sweep);
 
 }  // namespace sextant

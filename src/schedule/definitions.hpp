@@ -11,6 +11,21 @@ ScheduleDef make_interleaved();
 ScheduleDef make_zero_bubble_h1();
 ScheduleDef make_zero_bubble_v();
 ScheduleDef make_dualpipe();
+ScheduleDef make_interleaved_zero_bubble();
+ScheduleDef make_dualpipe_v();
+
+// A stage's times per chunk visit: its per-microbatch time spread over the chunk visits of one
+// microbatch (all chunks when every microbatch passes all of them, one under DualPipe); the
+// backward less the weight gradient where that runs as a W pass of its own. Stages given no
+// time run unit passes (orders that only need the shape).
+struct VisitTimes {
+    std::vector<double> forward, backward, weight, overlap;
+};
+VisitTimes visit_times(const ScheduleDef& def, const PipelineShape& shape, std::span<const StageTimes> times);
+
+// The closed form of an order no formula describes: run_order's end, executed on a few rounds
+// of microbatches and extended at the busiest stage's rate past them.
+double executed_pipeline(const ScheduleDef& def, const PipelineShape& shape, std::span<const StageTimes> times);
 
 // The closed form of the 1F1B family: (m - 1) max t + sum t, t = forward + backward per stage;
 // with interleaving the fill and drain shrink by vp: m max t + (sum t - max t) / vp. Returns

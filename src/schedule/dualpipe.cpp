@@ -89,6 +89,7 @@ ScheduleDef make_dualpipe() {
             .placement = Placement::Dual,
             .chunks = 2,
             .split_backward = true,
+            .pairs_forward_backward = true,
             .even_pp = true,
             .min_microbatches_per_stage = 2,
             .parameter_copies = 2.0,

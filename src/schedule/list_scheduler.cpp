@@ -26,23 +26,33 @@ std::int64_t position(const ScheduleDef& def, std::int64_t pp, std::int64_t stag
 }
 }  // namespace
 
+VisitTimes visit_times(const ScheduleDef& def, const PipelineShape& shape, std::span<const StageTimes> times) {
+    const std::int64_t chunks = schedule_chunks(def, shape.vp);
+    const auto P = static_cast<std::size_t>(shape.pp);
+    std::int64_t visits = 0;
+    for (std::int64_t c = 0; c < chunks; ++c) visits += chunk_visits(def, shape, c);
+    const double per_visit = visits > 0 ? static_cast<double>(shape.microbatches) / static_cast<double>(visits) : 1.0;
+    VisitTimes v{std::vector<double>(P, 1.0), std::vector<double>(P, 1.0), std::vector<double>(P, def.split_backward ? 1.0 : 0.0),
+                 std::vector<double>(P, 0.0)};
+    for (std::size_t s = 0; s < P && s < times.size(); ++s) {
+        if (times[s].forward + times[s].backward <= 0) continue;
+        v.forward[s] = times[s].forward * per_visit;
+        v.weight[s] = def.split_backward ? times[s].weight * per_visit : 0.0;
+        v.backward[s] = times[s].backward * per_visit - v.weight[s];
+        v.overlap[s] = times[s].overlap * per_visit;
+    }
+    return v;
+}
+
 std::vector<std::vector<ScheduledTask>> list_schedule(const ScheduleDef& def, const PipelineShape& shape, std::span<const StageTimes> times,
                                                       const ListRules& rules) {
     const std::int64_t pp = shape.pp, chunks = schedule_chunks(def, shape.vp), m = shape.microbatches;
     const auto P = static_cast<std::size_t>(pp), C = static_cast<std::size_t>(chunks);
-    // Per-visit durations: a stage's per-microbatch time spread over the chunk visits of one
-    // microbatch (all chunks when every microbatch passes all of them, one under DualPipe).
-    std::int64_t visits = 0;
-    for (std::int64_t c = 0; c < chunks; ++c) visits += chunk_visits(def, shape, c);
-    const double per_visit = visits > 0 ? static_cast<double>(m) / static_cast<double>(visits) : 1.0;
-    std::vector<double> f(P, 1.0), b(P, 1.0), w(P, def.split_backward ? 1.0 : 0.0), o(P, 0.0);
-    for (std::size_t s = 0; s < P && s < times.size(); ++s) {
-        if (times[s].forward + times[s].backward <= 0) continue;
-        f[s] = times[s].forward * per_visit;
-        w[s] = def.split_backward ? times[s].weight * per_visit : 0.0;
-        b[s] = times[s].backward * per_visit - w[s];
-        o[s] = times[s].overlap * per_visit;
-    }
+    const VisitTimes v = visit_times(def, shape, times);
+    const auto& f = v.forward;
+    const auto& b = v.backward;
+    const auto& w = v.weight;
+    const auto& o = v.overlap;
     // The microbatches of each chunk, in order, and when their forward and backward end.
     std::vector<std::vector<std::int64_t>> members(C);
     for (std::int64_t mb = 0; mb < m; ++mb)

@@ -55,6 +55,7 @@ ScheduleDef make_gpipe() {
             .name = "gpipe",
             .summary = "all forwards, then all backwards; holds every microbatch",
             .source = "Huang et al. 2019 (GPipe): bubble (p - 1)/(m + p - 1)",
+            .torchtitan = "GPipe",
             .order = gpipe_order,
             .in_flight = [](const PipelineShape& shape, std::int64_t) { return d(shape.microbatches); },
             .pipeline = one_f_one_b_pipeline};
@@ -65,6 +66,7 @@ ScheduleDef make_one_f_one_b() {
             .name = "1f1b",
             .summary = "pp - stage - 1 warm-up forwards, then one forward one backward; holds pp - stage microbatches",
             .source = "Narayanan et al. 2021 (PipeDream-Flush / Megatron 1F1B): bubble (p - 1)/(m + p - 1)",
+            .torchtitan = "1F1B",
             .order = megatron_order,
             .in_flight = [](const PipelineShape& shape, std::int64_t stage) { return std::min(d(shape.microbatches), d(shape.pp - stage)); },
             .pipeline = one_f_one_b_pipeline};
@@ -77,6 +79,7 @@ ScheduleDef make_interleaved() {
             .source = "Narayanan et al. 2021 section 2.2: bubble (p - 1)/(v m); Megatron-Core's warm-up count "
                       "(schedules.py, forward_backward_pipelining_with_interleaving); Llama 3 (Dubey et al. 2024 section 3.3.2) "
                       "tunes it",
+            .torchtitan = "Interleaved1F1B",
             .chunks = 0,
             .groups_of_pp = true,
             .order = megatron_order,

@@ -11,7 +11,8 @@ namespace {
 // In the order of the Schedule enum.
 const std::vector<ScheduleDef>& registry() {
     static const std::vector<ScheduleDef> all = {make_gpipe(),          make_one_f_one_b(),   make_interleaved(),
-                                                 make_zero_bubble_h1(), make_zero_bubble_v(), make_dualpipe()};
+                                                 make_zero_bubble_h1(), make_zero_bubble_v(), make_dualpipe(),
+                                                 make_interleaved_zero_bubble(), make_dualpipe_v()};
     return all;
 }
 }  // namespace

@@ -43,11 +43,16 @@ ScheduleDef make_zero_bubble_h1() {
             }};
 }
 
-// ZB-V's order on one stage (the construction of Qi et al.'s section 6 figure, as PyTorch's
-// ScheduleZBVZeroBubble runs it): 2(p - s) - 1 forwards of chunk 0; s pairs of chunk-1 and
-// chunk-0 forwards; p - s rounds of a chunk-1 forward, its input gradient and its weight
-// gradient; then, steadily, chunk 0's forward, B and W and chunk 1's; then the drain: s pairs
-// of B on both chunks, p - s of chunk 0's B with a deferred W, and the remaining Ws.
+// ZB-V's order on one stage, PyTorch's ScheduleZBVZeroBubble (pytorch/pytorch
+// torch/distributed/pipelining/schedules.py at 00722e64, _calculate_single_rank_operations),
+// the construction of Qi et al.'s section 6 figure: 2(p - s) - 1 forwards of chunk 0; s pairs of
+// chunk-1 and chunk-0 forwards; p - s rounds of a chunk-1 forward, its input gradient and its
+// weight gradient; then, steadily, chunk 0's forward, B and W and chunk 1's; then the drain: s
+// pairs of B on both chunks, p - s of chunk 0's B with a deferred W, and the remaining Ws.
+// With F = B = W every stage then works without a gap from its first task to its last (the
+// paper's zero bubble); stage s starts s chunk forwards after the first, so one synchronised
+// step ends (p - 1) chunk forwards after m (F + B + W): no order can do better, as the last
+// stage cannot start earlier nor work less (tests/test_schedules.cpp holds both).
 static std::vector<std::vector<ScheduledTask>> zbv_order(const PipelineShape& shape, std::span<const StageTimes>) {
     const std::int64_t p = shape.pp, m = shape.microbatches;
     std::vector<std::vector<ScheduledTask>> out(static_cast<std::size_t>(p));
@@ -99,20 +104,20 @@ static std::vector<std::vector<ScheduledTask>> zbv_order(const PipelineShape& sh
 ScheduleDef make_zero_bubble_v() {
     return {.id = Schedule::ZeroBubbleV,
             .name = "zb-v",
-            .summary = "zero-bubble V: two chunks per stage in a V (vp = 2), 1F1B's first-stage memory; bubble (p-1)(F+B-W) of a chunk",
+            .summary = "zero-bubble V: two chunks per stage in a V (vp = 2), 1F1B's first-stage memory; no bubble within a stage at F = B = W",
             .source = "Qi et al., ICLR 2024, section 6 (ZB-V); Qi et al. 2024, Pipeline Parallelism with Controllable Memory "
-                      "(V-shape building blocks)",
+                      "(V-shape building blocks); PyTorch's ScheduleZBVZeroBubble (schedules.py at 00722e64)",
+            .torchtitan = "ZBVZeroBubble",
             .placement = Placement::V,
             .chunks = 2,
             .split_backward = true,
             .min_microbatches_per_stage = 2,
             .order = zbv_order,
             .in_flight = [](const PipelineShape& shape, std::int64_t) { return std::min(d(shape.microbatches), d(shape.pp)); },
-            // What this order leaves: (p - 1)(F + B_input - W) of a chunk (half a stage), half
-            // ZB-H1's, where the paper's ZB-V reaches (p - 1)(F + B_input - 2W), none at F = B = W
-            // (tests/test_schedules.cpp holds both; README: the gap).
+            // The order executed: no formula holds for unequal F, B and W (PyTorch's docstring:
+            // zero bubble "only if" they are equal), and the execution is exact for any.
             .pipeline = [](const PipelineShape& shape, std::span<const StageTimes> stages) {
-                return critical_plus(shape, stages, [](const StageTimes& t) { return (t.forward + t.backward - 2 * t.weight) / 2; });
+                return executed_pipeline(schedule_def(Schedule::ZeroBubbleV), shape, stages);
             }};
 }
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <utility>
 
 #include "sim/simulate.hpp"
 
@@ -21,7 +22,7 @@ StepResult estimate(const StepContext& ctx, const Layout& l) {
 // The schedule's closed form (src/schedule/) on the stages' per-microbatch times. Exposed
 // gradient reduction is what the last microbatch's backward cannot hide, exposed parameter gather
 // what the first microbatch's forward cannot.
-StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport& memory) {
+StepResult estimate(const StepContext& ctx, const Layout& l, MemoryReport memory) {
     const StepPlan plan = plan_step(ctx, l);
     const double m = d(plan.microbatches);
     const std::vector<StageTimes> times = stage_times(plan, l);
@@ -49,7 +50,7 @@ StepResult estimate(const StepContext& ctx, const Layout& l, const MemoryReport&
     const double transfers = l.pp > 1 ? d(l.pp - 1) * (plan.stages.front().send_forward + plan.stages.back().send_backward) : 0.0;
 
     StepResult r;
-    r.memory = memory;
+    r.memory = std::move(memory);
     r.critical_stage = critical;
     Breakdown& b = r.breakdown;
     const StagePlan& cs = plan.stages[static_cast<std::size_t>(critical)];

@@ -340,7 +340,7 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult&
     Breakdown& b = r.breakdown;
     const double m = d(plan.microbatches);
     add_task_parts(b, plan.stages[critical], l, plan.microbatches);
-    if (l.schedule_def().placement == Placement::Dual) {
+    if (l.schedule_def().pairs_forward_backward) {
         // What the paired forwards and backwards hid of each other's expert all-to-all.
         const double hidden = std::max(0.0, m * stage_times(plan, l)[critical].total() - busy[critical]);
         b.ep = std::max(0.0, b.ep - hidden);

@@ -44,7 +44,8 @@ void add_task_parts(Breakdown& b, const StagePlan& stage, const Layout& layout, 
 void finish_result(const StepContext& context, const Layout& layout, StepResult& r);
 
 StepResult estimate(const StepContext& context, const Layout& layout);
-StepResult estimate(const StepContext& context, const Layout& layout, const MemoryReport& memory);
+// `memory` is the layout's estimate_memory, which the result keeps.
+StepResult estimate(const StepContext& context, const Layout& layout, MemoryReport memory);
 
 // What a simulated task is, for traces and timelines: TaskRecord::label indexes these.
 // Weight: a zero-bubble schedule's weight-gradient pass; ForwardBackward: DualPipe's forward and

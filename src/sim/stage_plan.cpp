@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <boost/math/distributions/normal.hpp>
 
 #include "memory/stage_params.hpp"
@@ -85,15 +86,39 @@ double degraded_factor(const StepContext& ctx, const Layout& l, std::int64_t sta
 // (cluster rank_time_cv), the slowest of N runs 1 + cv z_N slower, z_N the expected maximum of N
 // standard normals (Blom's approximation: the normal quantile at (N - 0.375) / (N + 0.25)).
 // Named stragglers slower than that set their stage's pace instead.
+// The last answer of a cost function of one argument: a layout's stages and chunks mostly reduce
+// and gather the same parameter counts, so each distinct count costs one network query.
+class LastValue {
+public:
+    template <class F>
+    double operator()(double arg, F&& f) {
+        if (!(arg == arg_)) {  // NaN at first: never equal
+            value_ = f(arg);
+            arg_ = arg;
+        }
+        return value_;
+    }
+
+private:
+    double arg_ = std::numeric_limits<double>::quiet_NaN(), value_ = 0;
+};
+
+// The quantile is the costliest call of a layout's screen, and every layout of a plan has the
+// same GPU count: the last one is kept per thread.
 double fleet_slowdown(const StepContext& ctx, const Layout& l) {
     const double n = d(l.gpus());
     if (n < 2) return 1.0;
-    const double z = boost::math::quantile(boost::math::normal(), (n - 0.375) / (n + 0.25));
-    return 1.0 + ctx.scenario().cluster.rank_time_cv * z;
+    thread_local double last_n = 0, last_z = 0;
+    if (n != last_n) {
+        last_z = boost::math::quantile(boost::math::normal(), (n - 0.375) / (n + 0.25));
+        last_n = n;
+    }
+    return 1.0 + ctx.scenario().cluster.rank_time_cv * last_z;
 }
 
-double straggler_slowdown(const StepContext& ctx, const Layout& l, std::int64_t stage) {
-    double slowdown = fleet_slowdown(ctx, l);
+// `fleet` is fleet_slowdown's, the same for every stage.
+double straggler_slowdown(const StepContext& ctx, const Layout& l, std::int64_t stage, double fleet) {
+    double slowdown = fleet;
     for (const auto& s : ctx.stragglers())
         for (std::int64_t g = s.first_gpu; g <= s.last_gpu; ++g)
             if (stage_of_gpu(l, g) == stage) slowdown = std::max(slowdown, s.slowdown);
@@ -126,7 +151,7 @@ std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& l) {
             t.forward += share * chunk.forward;
             t.backward += share * chunk.backward;
             t.weight += share * chunk.weight_grad;
-            if (def.placement == Placement::Dual) t.overlap += share * pair_overlap(chunk, sp.chunks[sp.chunks.size() - 1 - c]);
+            if (def.pairs_forward_backward) t.overlap += share * pair_overlap(chunk, sp.chunks[sp.chunks.size() - 1 - c]);
         }
         out.push_back(t);
     }
@@ -144,7 +169,7 @@ namespace {
 // (interleaving, the stage split, activation offload), so many share one entry.
 struct LayerCostKey {
     std::uint64_t context = 0;
-    std::array<std::int64_t, 8> sizes{};  // tp, cp, ep, etp, pp, dp, microbatch, zero stage
+    std::array<std::int64_t, 9> sizes{};  // tp, cp, ep, etp, pp, dp, microbatch, zero stage, shard group
     std::array<ParallelDim, 5> order{};
     Recompute recompute = Recompute::None;
     std::uint8_t modules = 0;
@@ -153,7 +178,7 @@ struct LayerCostKey {
 };
 
 LayerCostKey layer_cost_key(const StepContext& ctx, const Layout& l) {
-    return {ctx.id(), {l.tp, l.cp, l.ep, l.etp, l.pp, l.dp, l.microbatch, l.zero_stage}, l.rank_order, l.recompute,
+    return {ctx.id(), {l.tp, l.cp, l.ep, l.etp, l.pp, l.dp, l.microbatch, l.zero_stage, l.shard_dp()}, l.rank_order, l.recompute,
             l.recompute_modules, l.sequence_parallel, l.optimizer_offload};
 }
 
@@ -170,34 +195,45 @@ std::size_t hash_of(const LayerCostKey& k) {
 }
 }  // namespace
 
-LayerKinds layer_kinds(const StepContext& ctx, const Layout& l, const LayoutGroups& groups) {
+LayoutCosts layout_costs(const StepContext& ctx, const Layout& l) {
     // A per-thread cache, direct-mapped: no lock and no sharing between threads (issue 18), a
-    // fixed size whatever the search, and an entry holds exactly what layer_cost returned, so a
-    // hit changes no bit of any plan. Layers of one kind (dense or MoE MLP, full or windowed
-    // attention) cost the same: each kind is evaluated once, at its first layer.
+    // fixed size whatever the search, and an entry holds exactly what the cost functions
+    // returned, so a hit changes no bit of any plan. Layers of one kind (dense or MoE MLP, full or
+    // windowed attention) cost the same: each kind is evaluated once, at its first layer. 4,096
+    // entries (about 4 MB a thread): the planner enumerates a shape's vp and schedules outside
+    // its microbatch, ZeRO, recompute and rank-order knobs, so one shape cycles through up to
+    // about a thousand keys before coming back to the first (1,024 entries missed most of them).
     struct Entry {
         bool valid = false;
         LayerCostKey key;
-        LayerKinds kinds;
+        LayoutCosts costs;
     };
-    constexpr std::size_t kEntries = 1024;
+    constexpr std::size_t kEntries = 4096;
     thread_local std::vector<Entry> cache(kEntries);
     const LayerCostKey key = layer_cost_key(ctx, l);
     Entry& e = cache[hash_of(key) % kEntries];
-    if (e.valid && e.key == key) return e.kinds;
+    if (e.valid && e.key == key) return e.costs;
     const ModelSpec& m = ctx.scenario().model;
     const CostContext costs = ctx.costs();
+    const LayoutGroups& groups = ctx.groups(l);
     std::array<bool, 4> evaluated{};
-    e.kinds = {};
+    LayoutCosts& c = e.costs;
+    c = {};
+    c.groups = &groups;
     for (std::int64_t i = 0; i < m.layers; ++i) {
         const auto kind = static_cast<std::size_t>((m.layer_is_moe(i) ? 1 : 0) + (m.layer_is_windowed(i) ? 2 : 0));
         if (evaluated[kind]) continue;
-        e.kinds[kind] = layer_cost(costs, l, groups, i);
+        c.kinds[kind] = layer_cost(costs, l, groups, i);
         evaluated[kind] = true;
     }
+    c.embed_forward = embedding_cost(costs, l, false);
+    c.embed_backward = embedding_cost(costs, l, true);
+    c.output_forward = output_cost(costs, l, false);
+    c.output_backward = output_cost(costs, l, true);
+    c.transfer = pp_transfer(costs, l, groups);
     e.key = key;
     e.valid = true;
-    return e.kinds;
+    return c;
 }
 
 StepPlan plan_step(const StepContext& ctx, const Layout& l) {
@@ -205,44 +241,69 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     const Scenario& s = ctx.scenario();
     const ModelSpec& m = s.model;
     const CostContext costs = ctx.costs();
-    const LayoutGroups& groups = ctx.groups(l);
+    const LayoutCosts cached = layout_costs(ctx, l);
+    const LayoutGroups& groups = *cached.groups;
     StepPlan plan;
     plan.microbatches = l.microbatches(s.training.global_batch);
     plan.shape = pipeline_shape(l, plan.microbatches, ctx.traits());
-    plan.step_overhead = ctx.runtime().step_overhead_s;
+    plan.step_overhead = ctx.runtime().step_overhead_s + grad_norm_all_reduce(costs, ctx.world_group());
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
 
     const auto kind_of = [&](std::int64_t layer) {
         return static_cast<std::size_t>((m.layer_is_moe(layer) ? 1 : 0) + (m.layer_is_windowed(layer) ? 2 : 0));
     };
-    const LayerKinds kinds = layer_kinds(ctx, l, groups);
-    const auto cost_of = [&](std::int64_t layer) -> const LayerCost& { return kinds[kind_of(layer)]; };
-    const PhaseCost embed_f = embedding_cost(costs, l, false), embed_b = embedding_cost(costs, l, true);
-    const PhaseCost out_f = output_cost(costs, l, false), out_b = output_cost(costs, l, true);
-    const double transfer = pp_transfer(costs, l, groups);
+    const auto cost_of = [&](std::int64_t layer) -> const LayerCost& { return cached.kinds[kind_of(layer)]; };
+    const PhaseCost& embed_f = cached.embed_forward;
+    const PhaseCost& embed_b = cached.embed_backward;
+    const PhaseCost& out_f = cached.output_forward;
+    const PhaseCost& out_b = cached.output_backward;
+    const double transfer = cached.transfer;
     const double overhead = ctx.runtime().microbatch_overhead_us * 1e-6 / d(schedule_chunks(l.schedule_def(), l.vp));
     // Blocking point-to-point (no --overlap-p2p-communication): each chunk's send is part of its task.
     const bool blocking_p2p = !ctx.runtime().overlap.pp && l.pp > 1;
 
     const auto ranges = stage_layer_ranges(l);
+    const double fleet = fleet_slowdown(ctx, l);
     const bool lora = s.training.mode == TrainingMode::Lora;
     const ScheduleDef& schedule = l.schedule_def();
     const std::int64_t chunks = schedule_chunks(schedule, l.vp);
     LayerParams layer_params(m, l);
+    LastValue reduce_dense, reduce_expert, gather_dense, gather_expert;
+    plan.stages.reserve(static_cast<std::size_t>(l.pp));
+    const bool dual = schedule.placement == Placement::Dual;
+    // What made the previous stage's plan besides its layers: a stage in the middle of the
+    // pipeline with the same inputs and the same kinds of layers plans the same, so it is copied
+    // (the screen's cost no longer grows with pp times the layers).
+    double previous_slowdown = 0, previous_comm = 0, previous_pairing = 0;
+    bool previous_middle = false;
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
-        StagePlan sp;
-        sp.slowdown = straggler_slowdown(ctx, l, stage);
+        const double slowdown = straggler_slowdown(ctx, l, stage, fleet);
         const double comm_factor = 1.0 / degraded_factor(ctx, l, stage);
-        const Exposure exposure{ctx.runtime(), sp.slowdown, paired_share(l, stage, l.microbatches(s.training.global_batch))};
+        const double pairing = paired_share(l, stage, l.microbatches(s.training.global_batch));
         const auto [first, last] = ranges[static_cast<std::size_t>(stage)];
+        const bool middle = middle_stage(schedule, l, stage);
+        const bool same = !dual && stage >= 2 && stage + 1 < l.pp && middle && previous_middle && slowdown == previous_slowdown &&
+                          comm_factor == previous_comm && pairing == previous_pairing &&
+                          same_layer_kinds(m, ranges[static_cast<std::size_t>(stage - 1)], {first, last});
+        previous_slowdown = slowdown;
+        previous_comm = comm_factor;
+        previous_pairing = pairing;
+        previous_middle = middle;
+        if (same) {
+            plan.stages.push_back(plan.stages.back());
+            continue;
+        }
+        StagePlan sp;
+        sp.chunks.reserve(static_cast<std::size_t>(chunks));
+        sp.slowdown = slowdown;
+        const Exposure exposure{ctx.runtime(), sp.slowdown, pairing};
         const std::int64_t n = last - first;
         double dense_total = 0, expert_total = 0;
         std::int64_t layer = first;
         // The schedule's chunks: the stage's layers split in order (the chunk holding the
         // embedding or the loss short of any layer missing), or, under DualPipe, the whole
         // model stage each chunk mirrors.
-        const bool dual = schedule.placement == Placement::Dual;
         const auto split = chunk_layers(n, chunks, chunk_has_embedding(schedule, l.pp, stage, 0, chunks), stage_holds_output(l, stage));
         for (std::int64_t c = 0; c < chunks; ++c) {
             ChunkPlan chunk;
@@ -310,19 +371,28 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
             const bool sharded = l.zero_stage >= 3 && !lora;
             const double dense = sharded ? (&chunk == &sp.chunks.front() ? outside_layers : 0.0) : chunk.dense_params;
             const double expert = sharded ? 0.0 : chunk.expert_params;
-            chunk.dp_reduce = comm_factor * (dp_reduce(costs, l, groups.dp_dense, dense) + dp_reduce(costs, l, groups.dp_expert, expert));
+            chunk.dp_reduce = comm_factor * (reduce_dense(dense, [&](double p) { return dp_reduce(costs, l, groups.dp_dense, p); }) +
+                                             reduce_expert(expert, [&](double p) { return dp_reduce(costs, l, groups.dp_expert, p); }));
+            // HSDP: the reduced shard is all-reduced across the replicas once per step (Megatron-Core's
+            // distributed-optimizer instances, Megatron-FSDP and DeepSpeed MiCS at the last
+            // microbatch); FSDP2 did it for the layers inside each backward (layer_cost).
+            const bool layers_done = sharded && ctx.runtime().zero3.hsdp_all_reduce_every_microbatch;
+            chunk.dp_reduce += comm_factor * (replica_reduce(costs, groups.dp_dense, groups.dp_replicas, layers_done ? dense : chunk.dense_params) +
+                                              replica_reduce(costs, groups.dp_expert, groups.dp_expert_replicas, layers_done ? expert : chunk.expert_params));
         }
-        sp.param_gather = comm_factor * (dp_gather(costs, l, groups.dp_dense, all.dense) + dp_gather(costs, l, groups.dp_expert, all.expert));
+        sp.param_gather = comm_factor * (gather_dense(all.dense, [&](double p) { return dp_gather(costs, l, groups.dp_dense, p); }) +
+                                         gather_expert(all.expert, [&](double p) { return dp_gather(costs, l, groups.dp_expert, p); }));
         if (plan.gather_overlap) {
             // --overlap-param-gather: the first microbatch's forward consumes the buckets.
             double forward = 0;
             for (const auto& chunk : sp.chunks) forward += chunk.forward;
             sp.param_gather_wait = exposed_bucketed(sp.param_gather, forward, n);
         }
-        const double shards = l.zero_stage >= 1 ? d(l.dp * l.cp) : 1.0;
-        const double expert_shards = l.zero_stage >= 1 ? d(l.edp()) : 1.0;
+        const double shards = l.zero_stage >= 1 ? d(l.dense_shards()) : 1.0;
+        const double expert_shards = l.zero_stage >= 1 ? d(l.expert_shards()) : 1.0;
         const double local = all.dense / shards + all.expert / expert_shards;
-        sp.optimizer = optimizer_time(costs, l, local) * (l.optimizer_offload ? 1.0 : sp.slowdown) +
+        const double host = l.optimizer_offload ? 1.0 : sp.slowdown;  // host work does not wait for a slow GPU
+        sp.optimizer = (optimizer_time(costs, l, local) + grad_norm_time(costs, l, local)) * host +
                        newton_schulz_time(costs, l, local) * sp.slowdown;
         sp.send_forward = stage + 1 < l.pp && !blocking_p2p ? transfer * comm_factor : 0.0;
         sp.send_backward = stage > 0 && !blocking_p2p ? transfer * comm_factor : 0.0;

@@ -55,10 +55,19 @@ std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& layout);
 // What running chunk f's forward beside chunk b's backward saves (DualPipe): each one's exposed
 // expert all-to-all, as far as the other's compute covers it.
 double pair_overlap(const ChunkPlan& f, const ChunkPlan& b);
-// One layer's cost for each kind of layer, indexed by (MoE ? 1 : 0) + (windowed ? 2 : 0); kinds
-// the model lacks are left zero. Kept per thread for the layouts seen last.
+// What a layout's stage plan reads from the cost models and what they depend on: its groups,
+// one layer's cost for each kind of layer, indexed by (MoE ? 1 : 0) + (windowed ? 2 : 0) (kinds
+// the model lacks are left zero), the embedding's and output layer's, and one pipeline transfer.
+// The same for every layout that differs only in how layers are split into stages and chunks,
+// the schedule, activation offload and the EP overlap: kept per thread for the layouts seen last.
 using LayerKinds = std::array<LayerCost, 4>;
-LayerKinds layer_kinds(const StepContext& context, const Layout& layout, const LayoutGroups& groups);
+struct LayoutCosts {
+    const LayoutGroups* groups = nullptr;
+    LayerKinds kinds{};
+    PhaseCost embed_forward, embed_backward, output_forward, output_backward;
+    double transfer = 0;
+};
+LayoutCosts layout_costs(const StepContext& context, const Layout& layout);
 
 // Overlapped gradient reduction and parameter gathers move one bucket per layer: a bucket is
 // reduced once its layer's backward is done, gathered before its layer's forward starts. Of

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <numeric>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -20,9 +21,12 @@ CalibrationProfile scenario_profile(const Scenario& s) {
 // held while routing, two threads were no faster than one). Two threads that meet the same new
 // shape both compute it; analysis is deterministic, so whichever is published first is the same.
 struct StepContext::GroupCache {
-    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::array<ParallelDim, 5>>;
+    using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                           std::array<ParallelDim, 5>>;
     std::shared_mutex mutex;
     std::map<Key, std::unique_ptr<LayoutGroups>> groups;
+    std::once_flag world_once;
+    GroupShape world;
 };
 
 namespace {
@@ -71,8 +75,19 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     return c;
 }
 
+const GroupShape& StepContext::world_group() const {
+    std::call_once(cache_->world_once, [&] {
+        GroupPlacement all;
+        all.gpus.resize(static_cast<std::size_t>(scenario_.cluster.gpus));
+        std::iota(all.gpus.begin(), all.gpus.end(), std::int64_t{0});
+        all.offsets = {0};
+        cache_->world = network_->analyse(all);
+    });
+    return cache_->world;
+}
+
 const LayoutGroups& StepContext::groups(const Layout& l) const {
-    const GroupCache::Key key{l.tp, l.pp, l.dp, l.cp, l.ep, l.etp, l.rank_order};
+    const GroupCache::Key key{l.tp, l.pp, l.dp, l.cp, l.ep, l.etp, l.shard_dp(), l.rank_order};
     {
         std::shared_lock lock(cache_->mutex);
         const auto it = cache_->groups.find(key);

@@ -38,6 +38,9 @@ public:
     std::uint64_t id() const { return id_; }
 
     const LayoutGroups& groups(const Layout& layout) const;
+    // Every GPU of the cluster as one group (the gradient-norm all-reduce of clipping), analysed
+    // once.
+    const GroupShape& world_group() const;
 
     // The same scenario with the profile's fitted factors replaced: shares the cluster graph and
     // the analysed group shapes, so fitting re-simulates without re-routing.

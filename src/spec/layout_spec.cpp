@@ -24,6 +24,9 @@ constexpr FieldDef kLayoutFields[] = {
     {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", default_integer(1), 1, 1 << 30, "",
      bind<&LayoutSpec::microbatch>()},
     {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", default_integer(0), 0, 3, "", bind<&LayoutSpec::zero_stage>()},
+    {"shard_group", FieldType::Integer,
+     "data-parallel ranks that shard the ZeRO states (HSDP: shard inside a group, replicate across dp / shard_group groups); "
+     "divides dp", "", "dp", 1, 1 << 24, "", bind<&LayoutSpec::shard_group>()},
     {"sequence_parallel", FieldType::Boolean, "Megatron sequence parallelism", "", "tp > 1", -1e300, 1e300, "",
      bind<&LayoutSpec::sequence_parallel>()},
     {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU (ZeRO-Offload)", "", default_bool(false),
@@ -109,6 +112,7 @@ LayoutSpec fixed_spec(const Layout& l) {
     k.vp = l.vp;
     k.microbatch = l.microbatch;
     k.zero_stage = l.zero_stage;
+    if (l.shard_group > 0) k.shard_group = l.shard_group;
     k.sequence_parallel = l.sequence_parallel;
     k.optimizer_offload = l.optimizer_offload;
     k.recompute = l.recompute;

@@ -42,6 +42,7 @@ constexpr std::span<const std::string_view> enum_names(ParallelDim) { return kPa
 
 struct LayoutSpec {
     std::optional<std::int64_t> tp, pp, dp, cp, ep, expert_tp, vp, microbatch, zero_stage;
+    std::optional<std::int64_t> shard_group;  // HSDP: data-parallel ranks per shard group
     std::optional<bool> sequence_parallel;
     std::optional<bool> optimizer_offload;
     std::optional<Recompute> recompute;
@@ -59,6 +60,9 @@ struct Layout {
     std::int64_t etp = 1;  // expert tensor parallelism: expert layers fold tp x cp x dp into etp x ep x edp
     std::int64_t microbatch = 1;
     int zero_stage = 0;
+    // HSDP: ZeRO shards over shard_group data-parallel ranks (consecutive dp coordinates, with
+    // cp) and replicates across dp / shard_group such groups; 0 = all of dp (plain ZeRO/FSDP).
+    std::int64_t shard_group = 0;
     bool sequence_parallel = false;
     bool optimizer_offload = false;  // optimizer state and step on the host (ZeRO-Offload)
     Recompute recompute = Recompute::None;
@@ -74,6 +78,13 @@ struct Layout {
     std::int64_t gpus() const { return tp * pp * dp * cp; }
     // Expert-data-parallel degree: the replicas of each expert shard.
     std::int64_t edp() const { return tp * cp * dp / (ep * etp); }
+    // Data-parallel ranks of one shard group, and the groups that replicate it.
+    std::int64_t shard_dp() const { return shard_group > 0 ? shard_group : dp; }
+    std::int64_t dp_replicas() const { return dp / shard_dp(); }
+    // Ranks over which ZeRO shards dense and expert parameters (dp x cp and the expert-data-
+    // parallel ranks, each divided by the replicas).
+    std::int64_t dense_shards() const { return shard_dp() * cp; }
+    std::int64_t expert_shards() const { return edp() / dp_replicas(); }
     std::int64_t microbatches(std::int64_t global_batch) const {
         return global_batch / (dp * microbatch);
     }

@@ -45,6 +45,13 @@ struct Zero3Traits {
     // 0: whole blocks (FSDP): one computing, one prefetched, one block's gradient at a time.
     double max_live_params = 0;
     double reduce_bucket_params = 0;
+    // HSDP (layout.shard_group): FSDP2 all-reduces each microbatch's reduce-scattered gradient
+    // shard across the replicas (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+    // foreach_reduce, pytorch 010ae4a8; torchtitan b5bcd76c never calls set_requires_all_reduce);
+    // Megatron-FSDP (megatron_fsdp.py, Megatron-LM d98e8a64: outer_fsdp_group_grad_reduce only
+    // on is_last_microbatch) and DeepSpeed MiCS (mics.py allreduce_mics_shard_grads at the
+    // gradient-accumulation boundary, DeepSpeed edaa7221) once per step.
+    bool hsdp_all_reduce_every_microbatch = true;
 };
 
 // What the framework offers when a layout knob is left open (null in a published run, open in
@@ -62,6 +69,10 @@ struct FrameworkFeatures {
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
     bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
     bool ep_a2a_overlap = false;      // MoE all-to-all behind another microbatch (Megatron-Core 0.14+)
+    // HSDP: ZeRO states sharded inside groups of data-parallel ranks and replicated across them
+    // (layout.shard_group; torchtitan data_parallel_shard_degree, Megatron-Core
+    // --num-distributed-optimizer-instances, DeepSpeed MiCS mics_shard_size).
+    bool hsdp = true;
 };
 
 struct RuntimeProfile {
@@ -78,6 +89,9 @@ struct RuntimeProfile {
     double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
     double step_overhead_s = 0;          // per optimizer step: data loading, logging, host sync
+    // Gradients clipped by their global norm every step (Megatron --clip-grad 1.0, torchtitan
+    // max_norm 1.0 by default): a read of the local gradients and an all-reduce over every GPU.
+    bool grad_clip = true;
     bool zero3_reshard_with_pp = true;   // ZeRO-3 frees gathered weights after forward under PP too
     bool fp8_delayed_scaling = false;    // per-tensor FP8 scales from the amax history, no amax pass
     // MoE token dispatch: NCCL all-to-all sends every routed copy; DeepEP and HybridEP send a

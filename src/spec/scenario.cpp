@@ -229,7 +229,7 @@ void check_schedule(const LayoutSpec& k) {
             throw InputError("/layout/vp", int_text(*k.vp), "the " + std::string(def.name) + " schedule holds exactly 2 chunks per stage (vp = 2)");
         if (def.chunks != 0 && def.placement != Placement::V && *k.vp > 1)
             throw InputError("/layout/vp", int_text(*k.vp),
-                             "vp > 1 needs the interleaved schedule, or zb-v at vp = 2 (schedule is " + value + ")");
+                             "the " + std::string(def.name) + " schedule runs one chunk per stage: vp > 1 needs a schedule with chunks (schedule is " + value + ")");
     }
     if (def.even_pp && k.pp && *k.pp % 2 != 0)
         throw InputError("/layout/pp", int_text(*k.pp), "the " + std::string(def.name) + " schedule feeds both ends of the pipeline: pp must be even");
@@ -384,6 +384,30 @@ void check_experts(const Scenario& s, const LayoutSpec& k) {
     }
 }
 
+// HSDP's shard groups split the data-parallel ranks evenly, and shard only what ZeRO shards; the
+// expert-data-parallel ranks split into the same number of replicas (Megatron-Core asserts
+// expert_data_parallel_size % num_distributed_optimizer_instances == 0, parallel_state.py).
+void check_shard_group(const Scenario& s, const LayoutSpec& k) {
+    if (!k.shard_group) return;
+    const std::int64_t shard = *k.shard_group;
+    const std::string path = "/layout/shard_group";
+    if (!k.dp) return;
+    if (*k.dp % shard != 0)
+        throw InputError(path, int_text(shard), "must divide dp (" + int_text(*k.dp) + "): the shard groups split the data-parallel ranks evenly");
+    if (shard == *k.dp) return;
+    if (k.zero_stage && *k.zero_stage == 0)
+        throw InputError(path, int_text(shard), "below dp (" + int_text(*k.dp) + ") needs ZeRO stage 1-3 (/layout/zero_stage): stage 0 shards nothing");
+    const std::int64_t replicas = *k.dp / shard;
+    if (s.model.is_moe() && k.tp && k.cp) {
+        const std::int64_t folded = *k.tp * *k.cp * *k.dp;
+        const std::int64_t edp = folded / (k.ep.value_or(1) * k.expert_tp.value_or(1));
+        if (edp % replicas != 0)
+            throw InputError(path, int_text(shard),
+                             "leaves dp / shard_group = " + int_text(replicas) + " replicas, which must divide the expert-data-parallel ranks (" +
+                                 int_text(edp) + ")");
+    }
+}
+
 }  // namespace
 
 std::string ep_overlap_rule(bool moe, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp, std::optional<std::int64_t> vp,
@@ -414,6 +438,7 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_stage_split(s, known);
     check_batch(s, k);
     check_experts(s, k);
+    check_shard_group(s, k);
     check_recompute(s, known);
     check_ep_overlap(s, k);
     if (k.cp && *k.cp > 1 && s.training.seq_len % (2 * *k.cp) != 0)
@@ -467,6 +492,8 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.etp = spec.expert_tp.value_or(s.model.is_moe() && (l.tp * l.cp * l.dp) % (l.ep * l.tp) == 0 ? l.tp : 1);
     l.microbatch = d.microbatch.value();
     l.zero_stage = static_cast<int>(d.zero_stage.value());
+    // The rule "dp" of /layout/shard_group: one group of every data-parallel rank is plain ZeRO (0).
+    if (spec.shard_group && *spec.shard_group != l.dp) l.shard_group = *spec.shard_group;
     l.sequence_parallel = spec.sequence_parallel.value_or(l.tp > 1);
     l.optimizer_offload = d.optimizer_offload.value();
     l.recompute = d.recompute.value();

@@ -6,20 +6,58 @@
 namespace sextant {
 
 namespace {
-// Every rank whose coordinates are zero outside `member` dimensions and vary inside them.
-std::vector<std::int64_t> span_of(const std::array<std::int64_t, 5>& size, const std::array<std::int64_t, 5>& stride,
-                                  const std::array<bool, 5>& member) {
+// One axis of the rank grid: its size, the distance between neighbouring ranks along it, and
+// whether the group varies along it (the others give the concurrent groups).
+struct Axis {
+    std::int64_t size = 1, stride = 1;
+    bool member = false;
+};
+
+// Every rank whose coordinates are zero outside the member axes (or, with `others`, inside
+// them) and vary along the rest.
+std::vector<std::int64_t> span_of(const std::vector<Axis>& axes, bool others) {
     std::vector<std::int64_t> ranks{0};
-    for (std::size_t i = 0; i < 5; ++i) {
-        if (!member[i]) continue;
+    for (const Axis& a : axes) {
+        if (a.member == others) continue;
         std::vector<std::int64_t> next;
-        next.reserve(ranks.size() * static_cast<std::size_t>(size[i]));
-        for (std::int64_t c = 0; c < size[i]; ++c)
-            for (auto r : ranks) next.push_back(r + c * stride[i]);
+        next.reserve(ranks.size() * static_cast<std::size_t>(a.size));
+        for (std::int64_t c = 0; c < a.size; ++c)
+            for (auto r : ranks) next.push_back(r + c * a.stride);
         ranks = std::move(next);
     }
     std::sort(ranks.begin(), ranks.end());
     return ranks;
+}
+
+GroupPlacement place_axes(const std::vector<Axis>& axes) {
+    GroupPlacement g;
+    g.gpus = span_of(axes, false);
+    g.offsets = span_of(axes, true);
+    g.concurrent_groups = static_cast<std::int64_t>(g.offsets.size());
+    return g;
+}
+
+// The dense rank grid in rank order, the data-parallel dimension split in two: its shard part
+// (the fastest shard_dp() coordinates, as torchtitan's mesh puts dp_shard inside dp_replicate and
+// Megatron-Core takes each distributed-optimizer instance from consecutive data-parallel ranks)
+// and its replica part.
+std::vector<Axis> dense_axes(const Layout& l, std::initializer_list<ParallelDim> dims, DpPart part) {
+    std::vector<Axis> axes;
+    std::int64_t s = 1;
+    for (const ParallelDim d : l.rank_order) {
+        const std::int64_t size = dimension_size(l, d);
+        bool member = false;
+        for (ParallelDim dim : dims) member = member || d == dim;
+        if (d == ParallelDim::DP) {
+            const std::int64_t shard = l.shard_dp();
+            axes.push_back({shard, s, member && part != DpPart::Replicas});
+            axes.push_back({size / shard, s * shard, member && part != DpPart::Shard});
+        } else {
+            axes.push_back({size, s, member});
+        }
+        s *= size;
+    }
+    return axes;
 }
 }  // namespace
 
@@ -45,53 +83,51 @@ std::int64_t dimension_stride(const Layout& l, ParallelDim dim) {
 
 GroupPlacement place_group(const Layout& l, ParallelDim dim) { return place_group(l, {dim}); }
 
-GroupPlacement place_group(const Layout& l, std::initializer_list<ParallelDim> dims) {
-    std::array<std::int64_t, 5> stride{}, size{};
-    std::array<bool, 5> member{};
-    std::int64_t s = 1;
-    for (std::size_t i = 0; i < 5; ++i) {
-        const ParallelDim d = l.rank_order[i];
-        size[i] = dimension_size(l, d);
-        stride[i] = s;
-        s *= size[i];
-        for (ParallelDim dim : dims) member[i] = member[i] || d == dim;
-    }
-    GroupPlacement g;
-    g.gpus = span_of(size, stride, member);
-    std::array<bool, 5> others{};
-    for (std::size_t i = 0; i < 5; ++i) others[i] = !member[i];
-    g.offsets = span_of(size, stride, others);
-    g.concurrent_groups = static_cast<std::int64_t>(g.offsets.size());
-    return g;
+GroupPlacement place_group(const Layout& l, std::initializer_list<ParallelDim> dims, DpPart part) {
+    return place_axes(dense_axes(l, dims, part));
 }
 
 GroupPlacement place_expert_group(const Layout& l, ExpertDim dim) {
     // The ranks of pipeline stage 0 in rank order; position p holds expert coordinates
-    // (p % etp, p / etp % ep, p / (etp ep)).
+    // (p % etp, p / etp % ep, p / (etp ep)), the last split into the shard part (the fastest
+    // edp / replicas) and the replica part, as for dense data parallelism.
     const std::vector<std::int64_t> block = place_group(l, {ParallelDim::TP, ParallelDim::CP, ParallelDim::DP}).gpus;
-    const std::int64_t etp = l.etp, ep = l.ep, edp = static_cast<std::int64_t>(block.size()) / (etp * ep);
-    const auto at = [&](std::int64_t e, std::int64_t k, std::int64_t q) { return block[static_cast<std::size_t>(e + etp * (k + ep * q))]; };
+    const std::int64_t replicas = l.dp_replicas();
+    const std::int64_t edp = static_cast<std::int64_t>(block.size()) / (l.etp * l.ep);
+    const std::array<std::int64_t, 4> size = {l.etp, l.ep, edp / replicas, replicas};
+    const std::array<std::int64_t, 4> step = {1, l.etp, l.etp * l.ep, l.etp * l.ep * (edp / replicas)};
+    std::array<bool, 4> member{};
+    member[static_cast<std::size_t>(dim == ExpertDim::ETP ? 0 : dim == ExpertDim::EP ? 1 : dim == ExpertDim::EDP ? 2 : 3)] = true;
+    if (dim == ExpertDim::EDP && replicas == 1) member[3] = true;  // size 1: nothing changes
+    // Positions of one group (coordinates zero off its axis) and of its translations.
+    const auto positions = [&](bool others) {
+        std::vector<std::int64_t> out{0};
+        for (std::size_t a = 0; a < 4; ++a) {
+            if (member[a] == others) continue;
+            std::vector<std::int64_t> next;
+            for (std::int64_t c = 0; c < size[a]; ++c)
+                for (auto p : out) next.push_back(p + c * step[a]);
+            out = std::move(next);
+        }
+        return out;
+    };
+    const std::vector<std::int64_t> own = positions(false), bases = positions(true);
     GroupPlacement g;
-    const std::int64_t size = dim == ExpertDim::ETP ? etp : dim == ExpertDim::EP ? ep : edp;
-    for (std::int64_t i = 0; i < size; ++i)
-        g.gpus.push_back(dim == ExpertDim::ETP ? at(i, 0, 0) : dim == ExpertDim::EP ? at(0, i, 0) : at(0, 0, i));
+    for (auto p : own) g.gpus.push_back(block[static_cast<std::size_t>(p)]);
     std::sort(g.gpus.begin(), g.gpus.end());
     // Every other group of this dimension, in every pipeline stage, as a translation of this one;
     // where the fold makes a group that is no translation (an exotic rank order), the groups
     // are counted but not placed.
     bool translations = true;
     const std::int64_t pp_stride = dimension_stride(l, ParallelDim::PP);
-    for (std::int64_t a = 0; a < (dim == ExpertDim::ETP ? 1 : etp); ++a)
-        for (std::int64_t b = 0; b < (dim == ExpertDim::EP ? 1 : ep); ++b)
-            for (std::int64_t c = 0; c < (dim == ExpertDim::EDP ? 1 : edp); ++c) {
-                std::vector<std::int64_t> other;
-                for (std::int64_t i = 0; i < size; ++i)
-                    other.push_back(dim == ExpertDim::ETP ? at(i, b, c) : dim == ExpertDim::EP ? at(a, i, c) : at(a, b, i));
-                std::sort(other.begin(), other.end());
-                const std::int64_t shift = other.front() - g.gpus.front();
-                for (std::size_t i = 0; i < other.size(); ++i) translations = translations && other[i] - g.gpus[i] == shift;
-                for (std::int64_t s = 0; s < l.pp; ++s) g.offsets.push_back(shift + s * pp_stride);
-            }
+    for (auto base : bases) {
+        std::vector<std::int64_t> other;
+        for (auto p : own) other.push_back(block[static_cast<std::size_t>(base + p)]);
+        std::sort(other.begin(), other.end());
+        const std::int64_t shift = other.front() - g.gpus.front();
+        for (std::size_t i = 0; i < other.size(); ++i) translations = translations && other[i] - g.gpus[i] == shift;
+        for (std::int64_t s = 0; s < l.pp; ++s) g.offsets.push_back(shift + s * pp_stride);
+    }
     g.concurrent_groups = static_cast<std::int64_t>(g.offsets.size());
     std::sort(g.offsets.begin(), g.offsets.end());
     if (!translations) g.offsets.clear();

@@ -32,10 +32,15 @@ std::int64_t dimension_stride(const Layout& layout, ParallelDim dim);
 // The group of `dim` that contains rank 0, and every concurrent group of that dimension as an
 // offset.
 GroupPlacement place_group(const Layout& layout, ParallelDim dim);
+// Which data-parallel ranks a group takes under HSDP (layout.shard_group): all of them, those of
+// one shard group, or one rank of each replica of a shard group.
+enum class DpPart { Whole, Shard, Replicas };
 // The group spanning several dimensions at once (Megatron reduces dense gradients over dp x cp).
-GroupPlacement place_group(const Layout& layout, std::initializer_list<ParallelDim> dims);
+GroupPlacement place_group(const Layout& layout, std::initializer_list<ParallelDim> dims, DpPart part = DpPart::Whole);
 
-enum class ExpertDim { ETP, EP, EDP };
+// EDP: the expert-data-parallel ranks that shard an expert's ZeRO states (all of them without
+// HSDP); EDPReplicas: one rank of each replica of that shard group.
+enum class ExpertDim { ETP, EP, EDP, EDPReplicas };
 // The expert-tensor, expert-parallel or expert-data-parallel group of rank 0 under MoE folding,
 // with its concurrent groups.
 GroupPlacement place_expert_group(const Layout& layout, ExpertDim dim);
