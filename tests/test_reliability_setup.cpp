@@ -89,7 +89,7 @@ TEST_CASE("The Llama 3 preset reproduces its observation: 419 failures and 47 st
 TEST_CASE("Meta RSC-1's 6.50 failures per 1,000 node-days project to a 1.8 h MTTF at 16,384 GPUs") {
     // Kokolis et al. (reference-data.md 14a): MTTF = 1 / (N_nodes r_f) = 1.8 h for 16,384 GPUs.
     Scenario s = llama405();
-    s.extensions["reliability"] = {{"preset", "meta-rsc1"}};
+    set_scenario_part(s, "reliability", {{"preset", "meta-rsc1"}});
     const RunSetup r = make_run_setup(s);
     CHECK(r.job_mtbf_s() / 3600 == doctest::Approx(1.8).epsilon(0.01));
     CHECK(r.model.maintenance.mean_gap_s == 0);
@@ -97,10 +97,10 @@ TEST_CASE("Meta RSC-1's 6.50 failures per 1,000 node-days project to a 1.8 h MTT
 
 TEST_CASE("Inline failures: rates or MTBFs, scaled by the node count and the multiplier") {
     Scenario s = llama405();
-    s.extensions["reliability"] = {
-        {"failures", {{{"component", "gpu"}, {"mtbf_node_h", 2048.0}, {"distribution", "weibull"}, {"shape", 0.7}},
-                      {{"component", "software"}, {"rate_per_1000_node_days", 1.0}}}},
-        {"rate_multiplier", 2.0}};
+    set_scenario_part(s, "reliability",
+                      {{"failures", {{{"component", "gpu"}, {"mtbf_node_h", 2048.0}, {"distribution", "weibull"}, {"shape", 0.7}},
+                                     {{"component", "software"}, {"rate_per_1000_node_days", 1.0}}}},
+                       {"rate_multiplier", 2.0}});
     const RunSetup r = make_run_setup(s);
     REQUIRE(r.model.failures.size() == 2);
     CHECK(r.spec.preset.empty());
@@ -132,6 +132,6 @@ TEST_CASE("A run-level study needs a token budget") {
     Scenario s = llama405();
     s.training.train_tokens = 0;
     CHECK_THROWS_WITH_AS(make_run_setup(s), doctest::Contains("/training/train_tokens"), InputError);
-    s.extensions["reliability"] = {{"train_tokens", 1e12}};
+    set_scenario_part(s, "reliability", {{"train_tokens", 1e12}});
     CHECK(make_run_setup(s).train_tokens == 1e12);
 }

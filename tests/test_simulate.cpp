@@ -232,7 +232,7 @@ TEST_CASE("a 10% straggler in one stage slows the step as the critical path says
     const StepContext base_ctx(s);
     const Layout l = resolve_layout(s, s.layout);
     const double base = simulate(base_ctx, l).result.step_time_s;
-    s.extensions["stragglers"] = json::array({{{"gpu", 2}, {"slowdown", 1.1}}});
+    set_scenario_part(s, "stragglers", json::array({{{"gpu", 2}, {"slowdown", 1.1}}}));
     const StepContext slow_ctx(s);
     const Simulation slow = simulate(slow_ctx, l);
     // The slow stage becomes the bottleneck of every steady-state step: (m - 1) t_slow + sum t.

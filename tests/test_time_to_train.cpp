@@ -19,7 +19,7 @@ Scenario llama3_405b() { return load_scenario(data_dir() / "scenarios" / "llama3
 
 TEST_CASE("time to train: without failures the expected time is the failure-free time") {
     Scenario s = llama3_405b();
-    s.extensions["reliability"] = {{"failures", json::array()}, {"maintenance", {{"interval_h", 0}}}};
+    set_scenario_part(s, "reliability", {{"failures", json::array()}, {"maintenance", {{"interval_h", 0}}}});
     const Layout l = resolve_layout(s, s.layout);
     const RunSetup setup = run_setup_for_plan(s, l, 6.0);
     const TimeToTrain t = expected_time_to_train(setup, 16384);

@@ -60,8 +60,7 @@ FitJob job_from_log(const std::string& spec) {
 // measured profile) or else the GPU's published one, in its file's key order.
 nlohmann::ordered_json base_profile(const FitJob& job) {
     const Scenario& s = job.scenario;
-    if (s.extensions.contains("calibration"))
-        return nlohmann::ordered_json::parse(resolve_part(s.extensions.at("calibration"), "calibration", s.base_dir, "/calibration").dump());
+    if (!s.calibration.is_null()) return nlohmann::ordered_json::parse(s.calibration.dump());
     const std::string& gpu = s.cluster.gpu.name;
     load_preset("calibration", gpu, "--out");  // names the closest presets when there is none
     return nlohmann::ordered_json::parse(read_input_file(data_dir() / "calibration" / (gpu + ".json"), "--out"));
@@ -70,7 +69,7 @@ nlohmann::ordered_json base_profile(const FitJob& job) {
 void write_profile(const FitArgs& a, const std::vector<FitJob>& jobs, const ProfileFit& fit) {
     const FitJob& any = jobs.front();
     for (const FitJob& j : jobs)
-        if (j.scenario.extensions.value("calibration", json()) != any.scenario.extensions.value("calibration", json()))
+        if (j.scenario.calibration != any.scenario.calibration)
             throw InputError("--out", a.out, "the jobs ran with different calibration profiles (" + any.id + ", " + j.id +
                                                  "): the fitted factors belong to one; fit them apart");
     auto profile = base_profile(any);
@@ -116,7 +115,10 @@ void run(const FitArgs& a) {
                 jobs.push_back(std::move(j));
     for (const auto& spec : a.jobs) jobs.push_back(job_from_log(spec));
     if (!a.calibration.empty())
-        for (auto& j : jobs) j.scenario.extensions["calibration"] = calibration_part(a.calibration);
+        for (auto& j : jobs) {
+            set_scenario_part(j.scenario, "calibration", calibration_part(a.calibration));
+            check_scenario_parts(j.scenario);
+        }
     if (jobs.empty()) throw InputError("--runs", a.runs, "no job matches (give --runs FILE or --job SCENARIO:LOG, and check --gpu/--framework)");
     const ProfileFit fit = fit_profile(jobs, split(a.factors, ','));
     if (!a.out.empty()) write_profile(a, jobs, fit);

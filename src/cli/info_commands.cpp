@@ -38,11 +38,10 @@ void print_schema(bool as_json) {
         TextTable text({"key", "type", "unit", "default", "range", "help"});
         for (const auto& f : table.fields) {
             std::string help(f.help);
-            if (!f.choices.empty()) help += " (" + std::string(f.choices) + ")";
-            text.add_row({std::string(f.name), type_text(f.type), std::string(f.unit),
-                          std::string(f.default_text), range_text(f), help});
+            if (const std::string choices = choices_text(f); !choices.empty()) help += " (" + choices + ")";
+            text.add_row({std::string(f.name), type_text(f.type), std::string(f.unit), default_text(f), range_text(f), help});
             fields.push_back({{"key", f.name}, {"type", type_text(f.type)}, {"unit", f.unit},
-                              {"default", f.default_text}, {"range", range_text(f)}, {"help", help}});
+                              {"default", default_text(f)}, {"range", range_text(f)}, {"help", help}});
         }
         if (!as_json) std::cout << text.render() << "\n";
         doc.push_back({{"object", table.object}, {"help", table.help}, {"fields", fields}});

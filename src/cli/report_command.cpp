@@ -58,8 +58,7 @@ void add_planner(ReportModel& report, Scenario scenario, const ReportArgs& a) {
 // Goodput against the checkpoint interval from 5 minutes to 4 hours (whatif checkpoint's
 // default), when the scenario has a token budget.
 void add_goodput(ReportModel& report, const Scenario& scenario, const ReportArgs& a) {
-    const json* object = scenario.extensions.contains("reliability") ? &scenario.extensions["reliability"] : nullptr;
-    const reliability::ReliabilitySpec spec = reliability::parse_reliability(object ? *object : json(), "/reliability");
+    const reliability::ReliabilitySpec& spec = scenario.reliability;
     if (!spec.train_tokens && scenario.training.train_tokens <= 0) {
         report.facts.push_back("goodput: not studied, the scenario has no token budget (/training/train_tokens)");
         return;

@@ -63,7 +63,10 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
 
 void run(const SimulateArgs& a) {
     Scenario s = load_checked_scenario(a.scenario);
-    if (!a.calibration.empty()) s.extensions["calibration"] = calibration_part(a.calibration);
+    if (!a.calibration.empty()) {
+        set_scenario_part(s, "calibration", calibration_part(a.calibration));
+        check_scenario_parts(s);
+    }
     const Layout l = resolve_layout(s, s.layout);
     if (!a.trace.empty()) {
         const double tasks = estimated_tasks(l, l.microbatches(s.training.global_batch));

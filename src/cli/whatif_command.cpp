@@ -55,8 +55,7 @@ struct Study {
 
 // The scenario's /reliability with the token budget the flags ask for.
 ReliabilitySpec read_spec(const WhatifOptions& o, const Scenario& scenario) {
-    const json* object = scenario.extensions.contains("reliability") ? &scenario.extensions["reliability"] : nullptr;
-    ReliabilitySpec spec = parse_reliability(object ? *object : json(), "/reliability");
+    ReliabilitySpec spec = scenario.reliability;
     if (o.days > kLongestRunDays)
         throw InputError("--days", fmt::format("{:g}", o.days), fmt::format("run-level studies go up to {:g} days", kLongestRunDays));
     if (o.train_tokens > 0 && o.days > 0)

@@ -44,17 +44,14 @@ std::vector<Variant> make_variants(const Scenario& base, const PlanOptions& o,
     std::vector<std::int64_t> gpus = o.gpu_counts.empty() ? std::vector{base.cluster.gpus} : o.gpu_counts;
     std::vector<std::int64_t> batches =
         o.global_batches.empty() ? std::vector{base.training.global_batch} : o.global_batches;
-    // Each count replaces a validated one: it must pass the rules /cluster/gpus passes.
-    for (auto g : o.gpu_counts) check_gpu_count(base.cluster, g, "--gpus");
     check_work(Work::PlanVariants, static_cast<double>(gpus.size()) * static_cast<double>(batches.size()), "--gpus x --global-batch",
                std::to_string(gpus.size()) + " x " + std::to_string(batches.size()));
     std::vector<Variant> out;
     for (auto g : gpus) {
         for (auto b : batches) {
             Variant v;
-            v.scenario = base;
-            v.scenario.cluster.gpus = g;
-            v.scenario.training.global_batch = b;
+            // Each count replaces a validated one: it must pass the rules /cluster/gpus passes.
+            v.scenario = with_gpus_and_batch(base, g, b, o.gpu_counts.empty() ? "/cluster/gpus" : "--gpus");
             if (!o.global_batches.empty()) v.scenario.global_batch_path = "--global-batch";  // errors name the flag
             v.evaluator = factory(v.scenario);
             out.push_back(std::move(v));

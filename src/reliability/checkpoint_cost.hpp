@@ -3,7 +3,7 @@
 // model, the optimizer, the sharding and the cluster's storage and NIC bandwidths.
 #include <string>
 
-#include "reliability/reliability_spec.hpp"
+#include "spec/reliability_spec.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant::reliability {

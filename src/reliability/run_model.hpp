@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace sextant::reliability {
+#include "spec/reliability_spec.hpp"
 
-enum class GapKind { Exponential, Weibull, Fixed };
+namespace sextant::reliability {
 
 // One source of interruptions for the whole job: the gap between two of its events is drawn
 // from `gap` with mean `mean_s` (Weibull: shape `shape`).

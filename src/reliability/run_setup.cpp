@@ -80,8 +80,7 @@ RunSetup make_run_setup(const Scenario& s, const ReliabilitySpec& spec) {
 }
 
 RunSetup make_run_setup(const Scenario& s) {
-    const json* object = s.extensions.contains("reliability") ? &s.extensions["reliability"] : nullptr;
-    return make_run_setup(s, parse_reliability(object ? *object : json(), "/reliability"));
+    return make_run_setup(s, s.reliability);
 }
 
 }  // namespace sextant::reliability

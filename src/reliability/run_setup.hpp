@@ -4,16 +4,12 @@
 #include <string>
 
 #include "reliability/checkpoint_cost.hpp"
-#include "reliability/reliability_spec.hpp"
+#include "spec/reliability_spec.hpp"
 #include "reliability/run_model.hpp"
 #include "reliability/step_time.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant::reliability {
-
-// The simulation draws every failure of the run: a budget of more than ten years of training is
-// a typo, not a plan, and would keep it busy for hours.
-constexpr double kLongestRunDays = 3650.0;
 
 struct RunSetup {
     ReliabilitySpec spec;

@@ -4,7 +4,7 @@
 // layout (open knobs at their framework defaults).
 #include <string>
 
-#include "reliability/reliability_spec.hpp"
+#include "spec/reliability_spec.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant::reliability {

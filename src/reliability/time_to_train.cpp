@@ -9,10 +9,7 @@
 namespace sextant::reliability {
 
 namespace {
-ReliabilitySpec scenario_spec(const Scenario& s) {
-    const json* object = s.extensions.contains("reliability") ? &s.extensions["reliability"] : nullptr;
-    return parse_reliability(object ? *object : json(), "/reliability");
-}
+const ReliabilitySpec& scenario_spec(const Scenario& s) { return s.reliability; }
 
 TimeToTrain common(const RunSetup& setup) {
     TimeToTrain t;

@@ -6,7 +6,7 @@
 #include "profile/collective_sweeps.hpp"
 #include "profile/profile.hpp"
 #include "sim/step_context.hpp"
-#include "reliability/reliability_spec.hpp"
+#include "spec/reliability_spec.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant {

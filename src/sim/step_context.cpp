@@ -11,70 +11,9 @@
 
 namespace sextant {
 
-namespace {
-constexpr FieldDef kStragglerFields[] = {
-    {"gpu", FieldType::Integer, "slow GPU (global index)", "", "", 0},
-    {"node", FieldType::Integer, "slow node: all its GPUs", "", "", 0},
-    {"slowdown", FieldType::Number, "compute time multiplier (1.1 = 10% slower)", "", "", 1.0, 100.0},
-};
-constexpr FieldDef kDegradedFields[] = {
-    {"gpu", FieldType::Integer, "GPU whose NIC link is degraded", "", "", 0},
-    {"node", FieldType::Integer, "node whose NIC links are all degraded", "", "", 0},
-    {"bandwidth_factor", FieldType::Number, "achieved fraction of the link rate", "", "", 0.001, 1.0},
-};
-
-const json* extension(const Scenario& s, const char* key) {
-    return s.extensions.contains(key) ? &s.extensions.at(key) : nullptr;
-}
-
-// One entry names a gpu or a node; returns the GPU range it covers.
-std::pair<std::int64_t, std::int64_t> target(const ObjectReader& r, const Scenario& s) {
-    const auto gpu = r.integer("gpu"), node = r.integer("node");
-    if (gpu.has_value() == node.has_value())
-        throw InputError(r.path(), "", "give exactly one of gpu or node");
-    if (gpu) {
-        if (*gpu >= s.cluster.gpus)
-            throw InputError(r.path_of("gpu"), std::to_string(*gpu), "must be below /cluster/gpus (" + std::to_string(s.cluster.gpus) + ")");
-        return {*gpu, *gpu};
-    }
-    if (*node >= s.cluster.nodes())
-        throw InputError(r.path_of("node"), std::to_string(*node), "must be below the node count (" + std::to_string(s.cluster.nodes()) + ")");
-    return {*node * s.cluster.gpus_per_node, (*node + 1) * s.cluster.gpus_per_node - 1};
-}
-}  // namespace
-
-std::span<const FieldDef> straggler_fields() { return kStragglerFields; }
-std::span<const FieldDef> degraded_link_fields() { return kDegradedFields; }
-
-std::vector<Straggler> parse_stragglers(const Scenario& s) {
-    std::vector<Straggler> out;
-    const json* list = extension(s, "stragglers");
-    if (!list) return out;
-    for (std::size_t i = 0; i < list->size(); ++i) {
-        ObjectReader r((*list)[i], "/stragglers/" + std::to_string(i), kStragglerFields);
-        const auto [first, last] = target(r, s);
-        out.push_back({first, last, r.require_number("slowdown")});
-    }
-    return out;
-}
-
-std::vector<DegradedLink> parse_degraded_links(const Scenario& s) {
-    std::vector<DegradedLink> out;
-    const json* list = extension(s, "degraded_links");
-    if (!list) return out;
-    for (std::size_t i = 0; i < list->size(); ++i) {
-        ObjectReader r((*list)[i], "/degraded_links/" + std::to_string(i), kDegradedFields);
-        const auto [first, last] = target(r, s);
-        const double factor = r.require_number("bandwidth_factor");
-        for (std::int64_t g = first; g <= last; ++g) out.push_back({g, factor});
-    }
-    return out;
-}
-
 CalibrationProfile scenario_profile(const Scenario& s) {
-    const json* named = extension(s, "calibration");
-    if (!named) return CalibrationProfile::for_gpu(s.cluster.gpu);
-    return CalibrationProfile::from_json(resolve_part(*named, "calibration", s.base_dir, "/calibration"), "/calibration", s.cluster.gpu);
+    if (s.calibration.is_null()) return CalibrationProfile::for_gpu(s.cluster.gpu);
+    return CalibrationProfile::from_json(s.calibration, "/calibration", s.cluster.gpu);
 }
 
 // Compute, then publish: the lock guards only the lookup and the insertion, never the routing, so
@@ -113,8 +52,8 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       runtime_(with_overlap_factor(load_runtime_profile(scenario.training.framework, "/framework"), profile.factors().overlap)),
       traits_(runtime_traits(scenario, runtime_)),
       network_(std::make_shared<NetworkModel>(scenario.cluster, profile)),
-      stragglers_(parse_stragglers(scenario)),
-      degraded_(parse_degraded_links(scenario)),
+      stragglers_(scenario.stragglers),
+      degraded_(scenario.degraded_links),
       cache_(std::make_shared<GroupCache>()),
       model_flops_(model_flops_per_step(scenario)),
       id_(next_context_id()) {

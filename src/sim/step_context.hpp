@@ -18,18 +18,6 @@
 
 namespace sextant {
 
-// A GPU (or every GPU of a node) that runs slower than its peers.
-struct Straggler {
-    std::int64_t first_gpu = 0, last_gpu = 0;
-    double slowdown = 1.0;  // compute time multiplier
-};
-
-// A GPU whose NIC runs below line rate: collectives of groups crossing the network through it slow.
-struct DegradedLink {
-    std::int64_t gpu = 0;
-    double bandwidth_factor = 1.0;  // achieved fraction of the link's rate
-};
-
 class StepContext {
 public:
     explicit StepContext(const Scenario& scenario);
@@ -72,12 +60,6 @@ private:
     double model_flops_ = 0;
     std::uint64_t id_ = 0;
 };
-
-// The `stragglers` and `degraded_links` parts of a scenario, validated.
-std::vector<Straggler> parse_stragglers(const Scenario& scenario);
-std::vector<DegradedLink> parse_degraded_links(const Scenario& scenario);
-std::span<const FieldDef> straggler_fields();
-std::span<const FieldDef> degraded_link_fields();
 
 // The calibration profile a scenario names (`calibration`: preset or file), else the GPU's.
 CalibrationProfile scenario_profile(const Scenario& scenario);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "spec/fields.hpp"
 #include "spec/hardware_spec.hpp"
@@ -12,6 +13,8 @@
 namespace sextant {
 
 enum class FabricKind { InfiniBand, RoCE, Ethernet };
+inline constexpr std::string_view kFabricNames[] = {"infiniband", "roce", "ethernet"};
+constexpr std::span<const std::string_view> enum_names(FabricKind) { return kFabricNames; }
 
 // The scale-out network: a rail-optimized fat tree. Leaf switches join one rail of `leaf_gpus /
 // gpus_per_node` nodes; spines join leaves into a pod of `pod_gpus`; a core tier joins pods.

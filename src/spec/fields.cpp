@@ -84,6 +84,66 @@ bool bool_member(const json& object, const char* key, bool fallback, const std::
     return v->get<bool>();
 }
 
+std::string choices_text(const FieldDef& field) {
+    if (!field.choices.empty()) return std::string(field.choices);
+    std::string text;
+    for (const auto& name : field.binding.names) text += (text.empty() ? "" : "|") + std::string(name);
+    return text;
+}
+
+json default_value(const FieldDefault& d) {
+    switch (d.kind) {
+        case FieldDefault::Kind::Integer: return static_cast<std::int64_t>(d.number);
+        case FieldDefault::Kind::Number: return d.number;
+        case FieldDefault::Kind::Boolean: return d.boolean;
+        case FieldDefault::Kind::String: return std::string(d.text);
+        case FieldDefault::Kind::None:
+        case FieldDefault::Kind::Required:
+        case FieldDefault::Kind::Rule: break;
+    }
+    return nullptr;
+}
+
+std::string default_text(const FieldDef& field) {
+    const FieldDefault& d = field.fallback;
+    switch (d.kind) {
+        case FieldDefault::Kind::Integer: return std::to_string(static_cast<std::int64_t>(d.number));
+        case FieldDefault::Kind::Number: return format_bound(d.number);
+        case FieldDefault::Kind::Boolean: return d.boolean ? "true" : "false";
+        case FieldDefault::Kind::String:
+        case FieldDefault::Kind::Rule: return std::string(d.text);
+        case FieldDefault::Kind::None:
+        case FieldDefault::Kind::Required: break;
+    }
+    return "";
+}
+
+void fill_bound(const ObjectReader& r, const void* owner, void* object, bool apply_defaults) {
+    for (const FieldDef& f : r.fields()) {
+        if (f.binding.owner != owner) continue;
+        if (const json* v = r.raw(f.name)) {
+            f.binding.assign(object, *v);
+        } else if (!apply_defaults) {
+            continue;
+        } else if (f.fallback.typed()) {
+            f.binding.assign(object, default_value(f.fallback));
+        } else if (f.fallback.kind == FieldDefault::Kind::Required) {
+            throw InputError(r.path_of(f.name), "", "is required (" + std::string(f.help) + ")");
+        }
+    }
+}
+
+void fill_unset(std::span<const FieldDef> fields, const void* owner, void* object) {
+    for (const FieldDef& f : fields)
+        if (f.binding.owner == owner && f.fallback.typed() && f.binding.read(object).is_null())
+            f.binding.assign(object, default_value(f.fallback));
+}
+
+std::string ObjectReader::string_or_default(std::string_view name) const {
+    if (auto v = string(name)) return *v;
+    return std::string(def(name).fallback.text);
+}
+
 std::string value_text(const json& value) {
     std::string text = value.dump();
     if (text.size() > 60) text = text.substr(0, 57) + "...";
@@ -109,15 +169,14 @@ ObjectReader::ObjectReader(const json& object, std::string path, std::span<const
         if (!type_matches(field.type, v))
             throw InputError(path_of(key), value_text(v), "must be " + type_name(field.type));
         if (v.is_number()) check_range(field, v.get<double>(), v);
-        if (!field.choices.empty()) {
-            auto options = split_choices(field.choices);
+        if (const std::string choices = choices_text(field); !choices.empty() && v.is_string()) {
+            auto options = split_choices(choices);
             std::string s = v.get<std::string>();
             bool ok = false;
             for (const auto& o : options) ok = ok || o == s;
             if (!ok)
                 throw InputError(path_of(key), value_text(v),
-                                 "must be one of " + std::string(field.choices) + "; " +
-                                     suggestion_text(s, options));
+                                 "must be one of " + choices + "; " + suggestion_text(s, options));
         }
     }
 }

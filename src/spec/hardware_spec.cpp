@@ -3,27 +3,34 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "spec/field_binding.hpp"
 
 namespace sextant {
 
 namespace {
 constexpr FieldDef kGpuFields[] = {
-    {"name", FieldType::String, "GPU type"},
-    {"bf16_tflops", FieldType::Number, "dense BF16 tensor peak", "TFLOP/s", "", 1},
-    {"fp16_tflops", FieldType::Number, "dense FP16 tensor peak", "TFLOP/s", "", 1},
-    {"fp8_tflops", FieldType::Number, "dense FP8 tensor peak (0: none)", "TFLOP/s", "0", 0},
-    {"fp4_tflops", FieldType::Number, "dense FP4 (NVFP4) tensor peak (0: none)", "TFLOP/s", "0", 0},
-    {"tf32_tflops", FieldType::Number, "dense TF32 tensor peak", "TFLOP/s", "0", 0},
-    {"hbm_gib", FieldType::Number, "usable HBM capacity", "GiB", "", 1},
-    {"hbm_tbps", FieldType::Number, "HBM bandwidth", "TB/s", "", 0.01},
-    {"nvlink_gbps", FieldType::Number, "NVLink bandwidth per GPU per direction", "GB/s", "", 1},
-    {"nvlink_domain", FieldType::Integer, "GPUs in one NVLink domain", "", "8", 1, 1 << 24},
-    {"nvls", FieldType::Boolean, "NVLink SHARP available", "", "false"},
-    {"tdp_w", FieldType::Number, "board power", "W", "0", 0},
-    {"platform_nic_gbps", FieldType::Number, "scale-out NIC line rate per GPU of the reference platform", "Gb/s", "0", 0},
-    {"platform_host_link_gbps", FieldType::Number, "GPU-host bandwidth per direction on the reference platform (NVLink-C2C)",
-     "GB/s", "0: PCIe, /cluster/host's default", 0},
-    {"source", FieldType::String, "where the figures come from"},
+    {"name", FieldType::String, "GPU type", "", required(), -1e300, 1e300, "", bind<&GpuSpec::name>()},
+    {"bf16_tflops", FieldType::Number, "dense BF16 tensor peak", "TFLOP/s", required(), 1, 1e300, "", bind<&GpuSpec::bf16_tflops>()},
+    {"fp16_tflops", FieldType::Number, "dense FP16 tensor peak", "TFLOP/s", "bf16_tflops", 1, 1e300, "", bind<&GpuSpec::fp16_tflops>()},
+    {"fp8_tflops", FieldType::Number, "dense FP8 tensor peak (0: none)", "TFLOP/s", default_number(0), 0, 1e300, "",
+     bind<&GpuSpec::fp8_tflops>()},
+    {"fp4_tflops", FieldType::Number, "dense FP4 (NVFP4) tensor peak (0: none)", "TFLOP/s", default_number(0), 0, 1e300, "",
+     bind<&GpuSpec::fp4_tflops>()},
+    {"tf32_tflops", FieldType::Number, "dense TF32 tensor peak", "TFLOP/s", default_number(0), 0, 1e300, "", bind<&GpuSpec::tf32_tflops>()},
+    {"hbm_gib", FieldType::Number, "usable HBM capacity", "GiB", required(), 1, 1e300, "", bind<&GpuSpec::hbm_gib>()},
+    {"hbm_tbps", FieldType::Number, "HBM bandwidth", "TB/s", required(), 0.01, 1e300, "", bind<&GpuSpec::hbm_tbps>()},
+    {"nvlink_gbps", FieldType::Number, "NVLink bandwidth per GPU per direction", "GB/s", required(), 1, 1e300, "",
+     bind<&GpuSpec::nvlink_gbps>()},
+    {"nvlink_domain", FieldType::Integer, "GPUs in one NVLink domain", "", default_integer(8), 1, 1 << 24, "",
+     bind<&GpuSpec::nvlink_domain>()},
+    {"nvls", FieldType::Boolean, "NVLink SHARP available", "", default_bool(false), -1e300, 1e300, "", bind<&GpuSpec::nvls>()},
+    {"tdp_w", FieldType::Number, "board power", "W", default_number(0), 0, 1e300, "", bind<&GpuSpec::tdp_w>()},
+    {"platform_nic_gbps", FieldType::Number, "scale-out NIC line rate per GPU of the reference platform", "Gb/s", default_number(0), 0,
+     1e300, "", bind<&GpuSpec::platform_nic_gbps>()},
+    {"platform_host_link_gbps", FieldType::Number,
+     "GPU-host bandwidth per direction on the reference platform (NVLink-C2C; 0: a PCIe host, /cluster/host's default)", "GB/s",
+     default_number(0), 0, 1e300, "", bind<&GpuSpec::platform_host_link_gbps>()},
+    {"source", FieldType::String, "where the figures come from", "", default_string(""), -1e300, 1e300, "", bind<&GpuSpec::source>()},
 };
 }  // namespace
 
@@ -32,21 +39,8 @@ std::span<const FieldDef> gpu_fields() { return kGpuFields; }
 GpuSpec parse_gpu(const json& object, const std::string& path) {
     ObjectReader r(object, path, kGpuFields);
     GpuSpec g;
-    g.name = r.require_string("name");
-    g.bf16_tflops = r.require_number("bf16_tflops");
-    g.fp16_tflops = r.number("fp16_tflops").value_or(g.bf16_tflops);
-    g.fp8_tflops = r.number("fp8_tflops").value_or(0);
-    g.fp4_tflops = r.number("fp4_tflops").value_or(0);
-    g.tf32_tflops = r.number("tf32_tflops").value_or(0);
-    g.hbm_gib = r.require_number("hbm_gib");
-    g.hbm_tbps = r.require_number("hbm_tbps");
-    g.nvlink_gbps = r.require_number("nvlink_gbps");
-    g.nvlink_domain = static_cast<int>(r.integer("nvlink_domain").value_or(8));
-    g.nvls = r.boolean("nvls").value_or(false);
-    g.tdp_w = r.number("tdp_w").value_or(0);
-    g.platform_nic_gbps = r.number("platform_nic_gbps").value_or(0);
-    g.platform_host_link_gbps = r.number("platform_host_link_gbps").value_or(0);
-    g.source = r.string("source").value_or("");
+    read_fields(r, g);
+    if (!r.has("fp16_tflops")) g.fp16_tflops = g.bf16_tflops;
     return g;
 }
 
@@ -63,26 +57,11 @@ double GpuSpec::peak_tflops(Precision p) const {
 }
 
 Precision parse_precision(const std::string& text) {
-    if (text == "bf16") return Precision::Bf16;
-    if (text == "fp16") return Precision::Fp16;
-    if (text == "fp8") return Precision::Fp8;
-    if (text == "fp4") return Precision::Fp4;
-    if (text == "tf32") return Precision::Tf32;
-    if (text == "fp32") return Precision::Fp32;
+    if (const auto p = enum_from_name<Precision>(text)) return *p;
     throw InputError("", text, "unknown precision");
 }
 
-std::string precision_name(Precision p) {
-    switch (p) {
-        case Precision::Bf16: return "bf16";
-        case Precision::Fp16: return "fp16";
-        case Precision::Fp8: return "fp8";
-        case Precision::Fp4: return "fp4";
-        case Precision::Tf32: return "tf32";
-        case Precision::Fp32: return "fp32";
-    }
-    return "bf16";
-}
+std::string precision_name(Precision p) { return std::string(name_of(p)); }
 
 double precision_bytes(Precision p) {
     switch (p) {

@@ -3,12 +3,15 @@
 // live in calibration profiles, not here.
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "spec/fields.hpp"
 
 namespace sextant {
 
 enum class Precision { Fp32, Tf32, Fp16, Bf16, Fp8, Fp4 };
+inline constexpr std::string_view kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+constexpr std::span<const std::string_view> enum_names(Precision) { return kPrecisionNames; }
 
 struct GpuSpec {
     std::string name;

@@ -5,52 +5,53 @@
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "spec/field_binding.hpp"
 
 namespace sextant {
 
 namespace {
 constexpr FieldDef kLayoutFields[] = {
-    {"tp", FieldType::Integer, "tensor-parallel degree", "", "1", 1, 1 << 24},
-    {"pp", FieldType::Integer, "pipeline-parallel stages", "", "1", 1, 1 << 24},
-    {"dp", FieldType::Integer, "data-parallel degree", "", "gpus/(tp*pp*cp)", 1, 1 << 24},
-    {"cp", FieldType::Integer, "context-parallel degree", "", "1", 1, 1 << 24},
-    {"ep", FieldType::Integer, "expert-parallel degree (ep x expert_tp divides tp*cp*dp)", "", "1", 1, 1 << 24},
+    {"tp", FieldType::Integer, "tensor-parallel degree", "", default_integer(1), 1, 1 << 24, "", bind<&LayoutSpec::tp>()},
+    {"pp", FieldType::Integer, "pipeline-parallel stages", "", default_integer(1), 1, 1 << 24, "", bind<&LayoutSpec::pp>()},
+    {"dp", FieldType::Integer, "data-parallel degree", "", "gpus/(tp*pp*cp)", 1, 1 << 24, "", bind<&LayoutSpec::dp>()},
+    {"cp", FieldType::Integer, "context-parallel degree", "", default_integer(1), 1, 1 << 24, "", bind<&LayoutSpec::cp>()},
+    {"ep", FieldType::Integer, "expert-parallel degree (ep x expert_tp divides tp*cp*dp)", "", default_integer(1), 1, 1 << 24, "",
+     bind<&LayoutSpec::ep>()},
     {"expert_tp", FieldType::Integer, "tensor parallelism inside each expert (Megatron --expert-tensor-parallel-size)", "",
-     "tp where ep x tp divides tp*cp*dp, else 1", 1, 1 << 24},
-    {"vp", FieldType::Integer, "virtual pipeline chunks per stage (interleaved 1F1B)", "", "1", 1, 1 << 24},
-    {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", "1", 1, 1 << 30},
-    {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", "0", 0, 3},
+     "tp where ep x tp divides tp*cp*dp, else 1", 1, 1 << 24, "", bind<&LayoutSpec::expert_tp>()},
+    {"vp", FieldType::Integer, "virtual pipeline chunks per stage (interleaved 1F1B)", "", default_integer(1), 1, 1 << 24, "",
+     bind<&LayoutSpec::vp>()},
+    {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", default_integer(1), 1, 1 << 30, "",
+     bind<&LayoutSpec::microbatch>()},
+    {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", default_integer(0), 0, 3, "", bind<&LayoutSpec::zero_stage>()},
     {"shard_group", FieldType::Integer,
      "data-parallel ranks that shard the ZeRO states (HSDP: shard inside a group, replicate across dp / shard_group groups); "
-     "divides dp", "", "dp", 1, 1 << 24},
-    {"sequence_parallel", FieldType::Boolean, "Megatron sequence parallelism", "", "tp > 1"},
-    {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU (ZeRO-Offload)", "", "false"},
-    {"recompute", FieldType::String, "activation recomputation", "", "none", -1e300, 1e300,
-     "none|selective|full"},
+     "divides dp", "", "dp", 1, 1 << 24, "", bind<&LayoutSpec::shard_group>()},
+    {"sequence_parallel", FieldType::Boolean, "Megatron sequence parallelism", "", "tp > 1", -1e300, 1e300, "",
+     bind<&LayoutSpec::sequence_parallel>()},
+    {"optimizer_offload", FieldType::Boolean, "optimizer state and step on the host CPU (ZeRO-Offload)", "", default_bool(false),
+     -1e300, 1e300, "", bind<&LayoutSpec::optimizer_offload>()},
+    {"recompute", FieldType::String, "activation recomputation", "", default_string("none"), -1e300, 1e300, "",
+     bind<&LayoutSpec::recompute>()},
     {"recompute_modules", FieldType::Array,
      "what selective recompute re-runs (Megatron --recompute-modules): core_attn, layernorm, mla_up_proj, mlp, moe_act, moe, "
      "shared_experts, act (every MLP activation)", "", "flash attention: layernorm, act; before it: core_attn"},
     {"activation_offload_layers", FieldType::Integer,
      "layers per pipeline stage whose saved activations move to host memory during the forward and back for the backward "
-     "(Megatron --cpu-offloading-num-layers)", "", "0", 0, 1 << 16},
+     "(Megatron --cpu-offloading-num-layers)", "", default_integer(0), 0, 1 << 16, "", bind<&LayoutSpec::activation_offload_layers>()},
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all of one microbatch runs behind the compute of another, a forward and a backward merged "
-     "(Megatron --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap)", "", "false"},
+     "(Megatron --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap)", "", default_bool(false), -1e300, 1e300, "",
+     bind<&LayoutSpec::ep_a2a_overlap>()},
     {"schedule", FieldType::String, "pipeline schedule (README: Pipeline schedules)", "", "1f1b (interleaved when vp > 1)",
      -1e300, 1e300, kScheduleChoices},
     {"pp_warmup", FieldType::Integer,
      "interleaved 1F1B: forward chunks the first stage runs before its first backward, each later stage two fewer (Llama 3's "
-     "tunable warm-up); at least (vp-1) pp + pp - 1", "chunks", "2(pp-1) + (vp-1) pp (Megatron)", 1, 1 << 24},
+     "tunable warm-up); at least (vp-1) pp + pp - 1", "chunks", "2(pp-1) + (vp-1) pp (Megatron)", 1, 1 << 24, "",
+     bind<&LayoutSpec::pp_warmup>()},
     {"stage_layers", FieldType::Array, "explicit layers per pipeline stage"},
-    {"rank_order", FieldType::String, "parallel dimensions, fastest-varying first", "",
-     "tp-cp-ep-dp-pp"},
+    {"rank_order", FieldType::String, "parallel dimensions, fastest-varying first", "", default_string("tp-cp-ep-dp-pp")},
 };
-
-Recompute parse_recompute(const std::string& s) {
-    if (s == "selective") return Recompute::Selective;
-    if (s == "full") return Recompute::Full;
-    return Recompute::None;
-}
 
 constexpr std::pair<std::string_view, std::uint8_t> kRecomputeModuleNames[] = {
     {"core_attn", kRecomputeCoreAttn}, {"layernorm", kRecomputeLayerNorm}, {"mla_up_proj", kRecomputeMlaUpProj},
@@ -88,14 +89,10 @@ std::array<ParallelDim, 5> parse_rank_order(const std::string& text, const std::
         if (dash == std::string::npos) dash = text.size();
         std::string token = text.substr(start, dash - start);
         start = dash + 1;
-        const std::vector<std::string> names = {"tp", "cp", "ep", "dp", "pp"};
-        std::size_t index = names.size();
-        for (std::size_t i = 0; i < names.size(); ++i)
-            if (names[i] == token) index = i;
-        if (index == names.size() || seen[index] || count >= 5)
-            throw InputError(path, "\"" + text + "\"", rule);
-        seen[index] = true;
-        order[count++] = static_cast<ParallelDim>(index);
+        const auto dim = enum_from_name<ParallelDim>(token);
+        if (!dim || seen[static_cast<std::size_t>(*dim)] || count >= 5) throw InputError(path, "\"" + text + "\"", rule);
+        seen[static_cast<std::size_t>(*dim)] = true;
+        order[count++] = *dim;
     }
     if (count != 5) throw InputError(path, "\"" + text + "\"", rule);
     return order;
@@ -132,24 +129,9 @@ LayoutSpec fixed_spec(const Layout& l) {
 LayoutSpec parse_layout(const json& object, const std::string& path) {
     ObjectReader r(object, path, kLayoutFields);
     LayoutSpec l;
-    l.tp = r.integer("tp");
-    l.pp = r.integer("pp");
-    l.dp = r.integer("dp");
-    l.cp = r.integer("cp");
-    l.ep = r.integer("ep");
-    l.expert_tp = r.integer("expert_tp");
-    l.vp = r.integer("vp");
-    l.microbatch = r.integer("microbatch");
-    l.zero_stage = r.integer("zero_stage");
-    l.shard_group = r.integer("shard_group");
-    l.sequence_parallel = r.boolean("sequence_parallel");
-    l.optimizer_offload = r.boolean("optimizer_offload");
-    if (auto s = r.string("recompute")) l.recompute = parse_recompute(*s);
+    read_given(r, l);  // unset knobs stay open: the planner or the framework defaults decide
     if (const json* m = r.raw("recompute_modules")) l.recompute_modules = parse_recompute_modules(*m, r.path_of("recompute_modules"));
-    l.activation_offload_layers = r.integer("activation_offload_layers");
-    l.ep_a2a_overlap = r.boolean("ep_a2a_overlap");
     if (auto s = r.string("schedule")) l.schedule = schedule_from_name(*s).value_or(Schedule::OneFOneB);
-    l.pp_warmup = r.integer("pp_warmup");
     if (auto s = r.string("rank_order")) l.rank_order = parse_rank_order(*s, r.path_of("rank_order"));
     if (const json* split = r.raw("stage_layers")) {
         std::vector<std::int64_t> layers;
@@ -202,25 +184,9 @@ std::string recompute_modules_text(std::uint8_t modules) {
     return text;
 }
 
-std::string recompute_name(Recompute r) {
-    switch (r) {
-        case Recompute::None: return "none";
-        case Recompute::Selective: return "selective";
-        case Recompute::Full: return "full";
-    }
-    return "none";
-}
+std::string recompute_name(Recompute r) { return std::string(name_of(r)); }
 
-std::string dim_name(ParallelDim d) {
-    switch (d) {
-        case ParallelDim::TP: return "tp";
-        case ParallelDim::CP: return "cp";
-        case ParallelDim::EP: return "ep";
-        case ParallelDim::DP: return "dp";
-        case ParallelDim::PP: return "pp";
-    }
-    return "?";
-}
+std::string dim_name(ParallelDim d) { return std::string(name_of(d)); }
 
 std::string rank_order_text(const std::array<ParallelDim, 5>& order) {
     std::string s;

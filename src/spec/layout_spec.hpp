@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedule/schedule.hpp"
@@ -14,6 +15,8 @@
 namespace sextant {
 
 enum class Recompute { None, Selective, Full };
+inline constexpr std::string_view kRecomputeNames[] = {"none", "selective", "full"};
+constexpr std::span<const std::string_view> enum_names(Recompute) { return kRecomputeNames; }
 
 // What selective recompute re-runs (Megatron-Core --recompute-modules, plus "act"): a bit each.
 // 0 with selective recompute means the era's default: the attention core before flash attention
@@ -34,6 +37,8 @@ std::uint8_t active_recompute_modules(Recompute recompute, std::uint8_t modules,
 // The modules of a "a,b,c" list or a JSON array's names, for error messages and exports.
 std::string recompute_modules_text(std::uint8_t modules);
 enum class ParallelDim { TP, CP, EP, DP, PP };
+inline constexpr std::string_view kParallelDimNames[] = {"tp", "cp", "ep", "dp", "pp"};
+constexpr std::span<const std::string_view> enum_names(ParallelDim) { return kParallelDimNames; }
 
 struct LayoutSpec {
     std::optional<std::int64_t> tp, pp, dp, cp, ep, expert_tp, vp, microbatch, zero_stage;

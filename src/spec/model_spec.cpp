@@ -3,80 +3,95 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "spec/field_binding.hpp"
 
 namespace sextant {
 
 namespace {
 constexpr FieldDef kModelFields[] = {
-    {"name", FieldType::String, "display name"},
+    {"name", FieldType::String, "display name", "", default_string("custom")},
     {"arch", FieldType::String,
      "family defaults: gpt = LayerNorm, GeLU MLP, learned positions, biases; llama = RMSNorm, "
      "SwiGLU, rotary, no biases",
-     "", "llama", -1e300, 1e300, "gpt|llama"},
-    {"layers", FieldType::Integer, "transformer layers", "", "", 1, 1 << 16},
-    {"hidden", FieldType::Integer, "hidden size h", "", "", 1, 1 << 20},
-    {"ffn_hidden", FieldType::Integer, "MLP inner size (per matrix for SwiGLU)", "", "4h (gpt)", 1, 1 << 22},
-    {"heads", FieldType::Integer, "attention (query) heads", "", "", 1, 1 << 16},
-    {"kv_heads", FieldType::Integer, "key/value heads (GQA when below heads)", "", "heads", 1, 1 << 16},
-    {"head_dim", FieldType::Integer, "size of one attention head", "", "hidden/heads", 1, 1 << 16},
-    {"vocab", FieldType::Integer, "vocabulary size", "", "", 1, 1 << 24},
-    {"max_positions", FieldType::Integer, "learned position embeddings (gpt)", "", "seq_len", 1, 1 << 27},
-    {"mtp_layers", FieldType::Integer, "multi-token-prediction modules", "", "0", 0, 1 << 16},
-    {"tied_embeddings", FieldType::Boolean, "output layer shares the input embedding", "", "arch (gpt: true)"},
-    {"linear_bias", FieldType::Boolean, "biases on every linear layer", "", "arch"},
-    {"qkv_bias", FieldType::Boolean, "biases on the QKV projection only (Qwen2)", "", "false"},
-    {"norm", FieldType::String, "normalisation", "", "arch", -1e300, 1e300, "layernorm|rmsnorm"},
-    {"mlp", FieldType::String, "MLP kind (swiglu, geglu: gated, three matrices)", "", "arch", -1e300, 1e300,
-     "gelu|swiglu|geglu|squared_relu|relu"},
-    {"position", FieldType::String, "position encoding", "", "arch", -1e300, 1e300,
-     "learned|rotary"},
+     "", default_string("llama"), -1e300, 1e300, "gpt|llama"},
+    {"layers", FieldType::Integer, "transformer layers", "", required(), 1, 1 << 16, "", bind<&ModelSpec::layers>()},
+    {"hidden", FieldType::Integer, "hidden size h", "", required(), 1, 1 << 20, "", bind<&ModelSpec::hidden>()},
+    {"ffn_hidden", FieldType::Integer, "MLP inner size (per matrix for SwiGLU)", "", "4h (gpt)", 1, 1 << 22, "",
+     bind<&ModelSpec::ffn_hidden>()},
+    {"heads", FieldType::Integer, "attention (query) heads", "", required(), 1, 1 << 16, "", bind<&ModelSpec::heads>()},
+    {"kv_heads", FieldType::Integer, "key/value heads (GQA when below heads)", "", "heads", 1, 1 << 16, "", bind<&ModelSpec::kv_heads>()},
+    {"head_dim", FieldType::Integer, "size of one attention head", "", "hidden/heads", 1, 1 << 16, "", bind<&ModelSpec::head_dim>()},
+    {"vocab", FieldType::Integer, "vocabulary size", "", required(), 1, 1 << 24, "", bind<&ModelSpec::vocab>()},
+    {"max_positions", FieldType::Integer, "learned position embeddings (gpt)", "", "seq_len", 1, 1 << 27, "",
+     bind<&ModelSpec::max_positions>()},
+    {"mtp_layers", FieldType::Integer, "multi-token-prediction modules", "", default_integer(0), 0, 1 << 16, "",
+     bind<&ModelSpec::mtp_layers>()},
+    {"tied_embeddings", FieldType::Boolean, "output layer shares the input embedding", "", "arch (gpt: true)", -1e300, 1e300, "",
+     bind<&ModelSpec::tied_embeddings>()},
+    {"linear_bias", FieldType::Boolean, "biases on every linear layer", "", "arch", -1e300, 1e300, "", bind<&ModelSpec::linear_bias>()},
+    {"qkv_bias", FieldType::Boolean, "biases on the QKV projection only (Qwen2)", "", default_bool(false), -1e300, 1e300, "",
+     bind<&ModelSpec::qkv_bias>()},
+    {"norm", FieldType::String, "normalisation", "", "arch", -1e300, 1e300, "", bind<&ModelSpec::norm>()},
+    {"mlp", FieldType::String, "MLP kind (swiglu, geglu: gated, three matrices)", "", "arch", -1e300, 1e300, "",
+     bind<&ModelSpec::mlp>()},
+    {"position", FieldType::String, "position encoding", "", "arch", -1e300, 1e300, "", bind<&ModelSpec::position>()},
     {"attention", FieldType::Object, "multi-head latent attention (DeepSeek), see /model/attention"},
     {"sliding_window", FieldType::Object, "banded (local) attention in some layers, see /model/sliding_window"},
     {"moe", FieldType::Object, "mixture of experts, see /model/moe"},
-    {"source", FieldType::String, "where the shape comes from"},
+    {"source", FieldType::String, "where the shape comes from", "", default_string(""), -1e300, 1e300, "", bind<&ModelSpec::source>()},
 };
 
 constexpr FieldDef kMoeFields[] = {
-    {"experts", FieldType::Integer, "routed experts", "", "", 1, 1 << 16},
-    {"top_k", FieldType::Integer, "experts per token", "", "", 1, 1 << 16},
-    {"expert_ffn_hidden", FieldType::Integer, "MLP inner size of one expert", "", "ffn_hidden", 1, 1 << 22},
-    {"shared_experts", FieldType::Integer, "always-active shared experts", "", "0", 0, 1 << 16},
-    {"shared_ffn_hidden", FieldType::Integer, "MLP inner size of one shared expert", "",
-     "expert_ffn_hidden", 1, 1 << 22},
-    {"first_dense_layers", FieldType::Integer, "leading layers with a dense MLP", "", "0", 0, 1 << 16},
-    {"layer_frequency", FieldType::Integer, "every n-th layer after those is MoE", "", "1", 1, 1 << 16},
-    {"load_imbalance", FieldType::Number, "tokens of the busiest expert over the mean", "", "1.0",
-     1.0},
+    {"experts", FieldType::Integer, "routed experts", "", required(), 1, 1 << 16, "", bind<&MoeSpec::experts>()},
+    {"top_k", FieldType::Integer, "experts per token", "", required(), 1, 1 << 16, "", bind<&MoeSpec::top_k>()},
+    {"expert_ffn_hidden", FieldType::Integer, "MLP inner size of one expert", "", "ffn_hidden", 1, 1 << 22, "",
+     bind<&MoeSpec::expert_ffn_hidden>()},
+    {"shared_experts", FieldType::Integer, "always-active shared experts", "", default_integer(0), 0, 1 << 16, "",
+     bind<&MoeSpec::shared_experts>()},
+    {"shared_ffn_hidden", FieldType::Integer, "MLP inner size of one shared expert", "", "expert_ffn_hidden", 1, 1 << 22, "",
+     bind<&MoeSpec::shared_ffn_hidden>()},
+    {"first_dense_layers", FieldType::Integer, "leading layers with a dense MLP", "", default_integer(0), 0, 1 << 16, "",
+     bind<&MoeSpec::first_dense_layers>()},
+    {"layer_frequency", FieldType::Integer, "every n-th layer after those is MoE", "", default_integer(1), 1, 1 << 16, "",
+     bind<&MoeSpec::layer_frequency>()},
+    {"load_imbalance", FieldType::Number, "tokens of the busiest expert over the mean", "", default_number(1.0), 1.0, 1e300, "",
+     bind<&MoeSpec::load_imbalance>()},
 };
 
 constexpr FieldDef kMlaFields[] = {
-    {"type", FieldType::String, "attention kind", "", "mla", -1e300, 1e300, "mla"},
-    {"q_lora_rank", FieldType::Integer, "query compression rank (0: none)", "", "0", 0, 1 << 20},
-    {"kv_lora_rank", FieldType::Integer, "key/value compression rank", "", "", 1, 1 << 20},
-    {"qk_nope_head_dim", FieldType::Integer, "per-head query/key size without rotary", "", "", 1, 1 << 16},
-    {"qk_rope_head_dim", FieldType::Integer, "per-head rotary query/key size", "", "", 1, 1 << 16},
-    {"v_head_dim", FieldType::Integer, "per-head value size", "", "", 1, 1 << 16},
+    {"type", FieldType::String, "attention kind", "", default_string("mla"), -1e300, 1e300, "mla"},
+    {"q_lora_rank", FieldType::Integer, "query compression rank (0: none)", "", default_integer(0), 0, 1 << 20, "",
+     bind<&LatentAttention::q_lora_rank>()},
+    {"kv_lora_rank", FieldType::Integer, "key/value compression rank", "", required(), 1, 1 << 20, "",
+     bind<&LatentAttention::kv_lora_rank>()},
+    {"qk_nope_head_dim", FieldType::Integer, "per-head query/key size without rotary", "", required(), 1, 1 << 16, "",
+     bind<&LatentAttention::qk_nope_head_dim>()},
+    {"qk_rope_head_dim", FieldType::Integer, "per-head rotary query/key size", "", required(), 1, 1 << 16, "",
+     bind<&LatentAttention::qk_rope_head_dim>()},
+    {"v_head_dim", FieldType::Integer, "per-head value size", "", required(), 1, 1 << 16, "", bind<&LatentAttention::v_head_dim>()},
 };
 
 constexpr FieldDef kWindowFields[] = {
-    {"tokens", FieldType::Integer, "positions a windowed layer attends to", "tokens", "", 1, 1 << 27},
+    {"tokens", FieldType::Integer, "positions a windowed layer attends to", "tokens", required(), 1, 1 << 27, "",
+     bind<&SlidingWindow::tokens>()},
     {"layers", FieldType::Any,
      "which layers are windowed: \"all\", \"alternate\" (1 windowed, 1 full, from the first layer; text after "
      "\"alternate:\" is a comment) or {\"local\": a, \"global\": b} (a windowed, then b full, repeating)", "", "alternate"},
     {"chunked", FieldType::Boolean,
      "windowed layers attend within aligned blocks of `tokens` positions (Llama 4's chunked attention), "
-     "not to the last `tokens`", "", "false"},
+     "not to the last `tokens`", "", default_bool(false), -1e300, 1e300, "", bind<&SlidingWindow::chunked>()},
 };
 
 constexpr FieldDef kWindowPatternFields[] = {
-    {"local", FieldType::Integer, "windowed layers in each repeat", "", "", 1, 1 << 16},
-    {"global", FieldType::Integer, "full-attention layers in each repeat", "", "", 0, 1 << 16},
+    {"local", FieldType::Integer, "windowed layers in each repeat", "", required(), 1, 1 << 16, "", bind<&SlidingWindow::local>()},
+    {"global", FieldType::Integer, "full-attention layers in each repeat", "", required(), 0, 1 << 16, "",
+     bind<&SlidingWindow::global>()},
 };
 
 SlidingWindow parse_window(const json& object, const std::string& path) {
     ObjectReader r(object, path, kWindowFields);
     SlidingWindow w;
-    w.tokens = r.require_integer("tokens");
+    read_fields(r, w);
     const json* layers = r.raw("layers");
     const std::string rule = "must be \"all\", \"alternate\" (optionally \"alternate: comment\") or {\"local\": a, \"global\": b}";
     if (!layers) {
@@ -92,51 +107,30 @@ SlidingWindow parse_window(const json& object, const std::string& path) {
             throw InputError(r.path_of("layers"), value_text(*layers), rule);
         }
     } else if (layers->is_object()) {
-        ObjectReader pr(*layers, r.path_of("layers"), kWindowPatternFields);
-        w.local = pr.require_integer("local");
-        w.global = pr.require_integer("global");
+        read_fields(ObjectReader(*layers, r.path_of("layers"), kWindowPatternFields), w);
     } else {
         throw InputError(r.path_of("layers"), value_text(*layers), rule);
     }
-    w.chunked = r.boolean("chunked").value_or(false);
     return w;
-}
-
-MlpKind parse_mlp(const std::string& s) {
-    if (s == "gelu") return MlpKind::Gelu;
-    if (s == "geglu") return MlpKind::GeGlu;
-    if (s == "squared_relu") return MlpKind::SquaredRelu;
-    if (s == "relu") return MlpKind::Relu;
-    return MlpKind::SwiGlu;
 }
 
 MoeSpec parse_moe(const json& object, const std::string& path, std::int64_t ffn_hidden) {
     ObjectReader r(object, path, kMoeFields);
     MoeSpec m;
-    m.experts = r.require_integer("experts");
-    m.top_k = r.require_integer("top_k");
+    read_fields(r, m);
     if (m.top_k > m.experts)
         throw InputError(r.path_of("top_k"), std::to_string(m.top_k),
                          "must not exceed experts (" + std::to_string(m.experts) + ")");
-    m.expert_ffn_hidden = r.integer("expert_ffn_hidden").value_or(ffn_hidden);
+    if (!r.has("expert_ffn_hidden")) m.expert_ffn_hidden = ffn_hidden;
     if (m.expert_ffn_hidden <= 0)
         throw InputError(r.path_of("expert_ffn_hidden"), "", "is required when ffn_hidden is not set");
-    m.shared_experts = r.integer("shared_experts").value_or(0);
-    m.shared_ffn_hidden = r.integer("shared_ffn_hidden").value_or(m.expert_ffn_hidden);
-    m.first_dense_layers = r.integer("first_dense_layers").value_or(0);
-    m.layer_frequency = r.integer("layer_frequency").value_or(1);
-    m.load_imbalance = r.number("load_imbalance").value_or(1.0);
+    if (!r.has("shared_ffn_hidden")) m.shared_ffn_hidden = m.expert_ffn_hidden;
     return m;
 }
 
 LatentAttention parse_mla(const json& object, const std::string& path) {
-    ObjectReader r(object, path, kMlaFields);
     LatentAttention a;
-    a.q_lora_rank = r.integer("q_lora_rank").value_or(0);
-    a.kv_lora_rank = r.require_integer("kv_lora_rank");
-    a.qk_nope_head_dim = r.require_integer("qk_nope_head_dim");
-    a.qk_rope_head_dim = r.require_integer("qk_rope_head_dim");
-    a.v_head_dim = r.require_integer("v_head_dim");
+    read_fields(ObjectReader(object, path, kMlaFields), a);
     return a;
 }
 
@@ -194,15 +188,12 @@ std::int64_t ModelSpec::moe_layer_count() const {
 ModelSpec parse_model(const json& object, const std::string& path) {
     ObjectReader r(object, path, kModelFields);
     ModelSpec m;
-    m.name = r.string("name").value_or("custom");
-    apply_arch_defaults(m, r.string("arch").value_or("llama"));
-    m.layers = r.require_integer("layers");
-    m.hidden = r.require_integer("hidden");
-    m.heads = r.require_integer("heads");
-    m.vocab = r.require_integer("vocab");
-    m.kv_heads = r.integer("kv_heads").value_or(m.heads);
-    m.head_dim = r.integer("head_dim").value_or(0);
-    if (m.head_dim == 0) {
+    m.name = r.string_or_default("name");
+    apply_arch_defaults(m, r.string_or_default("arch"));
+    read_fields(r, m);  // over the family's defaults: a given norm, mlp, position or bias wins
+    // The rules of the defaults the table states as text: kv_heads, head_dim, ffn_hidden.
+    if (!r.has("kv_heads")) m.kv_heads = m.heads;
+    if (!r.has("head_dim")) {
         if (m.hidden % m.heads != 0)
             throw InputError(r.path_of("heads"), std::to_string(m.heads),
                              "must divide hidden (" + std::to_string(m.hidden) +
@@ -212,19 +203,7 @@ ModelSpec parse_model(const json& object, const std::string& path) {
     if (m.heads % m.kv_heads != 0)
         throw InputError(r.path_of("kv_heads"), std::to_string(m.kv_heads),
                          "must divide heads (" + std::to_string(m.heads) + ")");
-    if (auto v = r.string("norm")) m.norm = *v == "layernorm" ? NormKind::LayerNorm : NormKind::RmsNorm;
-    if (auto v = r.string("mlp")) m.mlp = parse_mlp(*v);
-    if (auto v = r.string("position"))
-        m.position = *v == "learned" ? PositionKind::Learned : PositionKind::Rotary;
-    m.linear_bias = r.boolean("linear_bias").value_or(m.linear_bias);
-    m.qkv_bias = r.boolean("qkv_bias").value_or(false);
-    m.tied_embeddings = r.boolean("tied_embeddings").value_or(m.tied_embeddings);
-    m.max_positions = r.integer("max_positions").value_or(0);
-    m.mtp_layers = r.integer("mtp_layers").value_or(0);
-    m.source = r.string("source").value_or("");
-    auto ffn = r.integer("ffn_hidden");
-    if (ffn) m.ffn_hidden = *ffn;
-    else if (!m.gated_mlp()) m.ffn_hidden = 4 * m.hidden;
+    if (!r.has("ffn_hidden") && !m.gated_mlp()) m.ffn_hidden = 4 * m.hidden;
     if (const json* moe = r.raw("moe")) m.moe = parse_moe(*moe, r.path_of("moe"), m.ffn_hidden);
     if (m.ffn_hidden <= 0 && m.moe_layer_count() < m.layers)
         throw InputError(r.path_of("ffn_hidden"), "", "is required for a model with dense MLP layers");

@@ -5,16 +5,23 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "spec/fields.hpp"
 
 namespace sextant {
 
 enum class NormKind { LayerNorm, RmsNorm };
+inline constexpr std::string_view kNormNames[] = {"layernorm", "rmsnorm"};
+constexpr std::span<const std::string_view> enum_names(NormKind) { return kNormNames; }
 // GeLU and ReLU-family MLPs have two matrices; gated ones (SwiGLU, GeGLU) three (gate, up, down).
 // Squared ReLU is Nemotron-4's (Parmar et al. 2024), ReLU OPT's.
 enum class MlpKind { Gelu, SwiGlu, GeGlu, SquaredRelu, Relu };
+inline constexpr std::string_view kMlpNames[] = {"gelu", "swiglu", "geglu", "squared_relu", "relu"};
+constexpr std::span<const std::string_view> enum_names(MlpKind) { return kMlpNames; }
 enum class PositionKind { Learned, Rotary };
+inline constexpr std::string_view kPositionNames[] = {"learned", "rotary"};
+constexpr std::span<const std::string_view> enum_names(PositionKind) { return kPositionNames; }
 enum class AttentionKind { Standard, MultiLatent };
 
 // Multi-head latent attention (DeepSeek-V2/V3): low-rank compressed queries and keys/values.

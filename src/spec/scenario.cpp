@@ -3,9 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "spec/field_binding.hpp"
 #include "spec/presets.hpp"
 
 namespace sextant {
@@ -22,10 +24,10 @@ constexpr FieldDef kScenarioFields[] = {
     {"layout", FieldType::Object, "parallel layout (see /layout)"},
     {"seq_len", FieldType::Integer, "tokens per sequence (published-runs form)", "tokens", "", 1, 1 << 27},
     {"global_batch", FieldType::Integer, "sequences per step (published-runs form)", "", "", 1, 1 << 30},
-    {"precision", FieldType::String, "low-precision recipe (published-runs form)", "", "bf16",
+    {"precision", FieldType::String, "low-precision recipe (published-runs form)", "", "/training/precision's",
      -1e300, 1e300, kPrecisionChoices},
-    {"training_mode", FieldType::String, "pretrain or lora (published-runs form)", "", "pretrain",
-     -1e300, 1e300, "pretrain|lora"},
+    {"training_mode", FieldType::String, "pretrain or lora (published-runs form)", "", "/training/training_mode's",
+     -1e300, 1e300, "", {.names = kTrainingModeNames}},
     {"framework", FieldType::String, "training runtime generation (published-runs form)"},
     {"memory", FieldType::Object, "memory allowances (see /memory)"},
     {"calibration", FieldType::Any, "calibration profile: calibration/ preset name or file path"},
@@ -41,12 +43,13 @@ constexpr std::string_view kIgnoredKeys[] = {"id", "source", "source_location", 
 constexpr FieldDef kMemoryFields[] = {
     // Bounded by 1 TiB, beyond any GPU's memory (B300: 288 GB): 1e308 made the peak infinite.
     {"context_gib", FieldType::Number, "CUDA context, library workspaces and NCCL buffers", "GiB",
-     "1.5", 0, 1024},
+     default_number(1.5), 0, 1024, "", bind<&MemorySettings::context_gib>()},
     {"fragmentation", FieldType::Number, "allocator fragmentation, fraction of tensor bytes", "",
-     "0.05", 0, 1},
+     default_number(0.05), 0, 1, "", bind<&MemorySettings::fragmentation>()},
     {"safety_margin", FieldType::Number,
-     "HBM to keep free, fraction: the planner offers no layout above it and the report draws its line; fits uses all of HBM", "",
-     "0.10", 0, 0.5},
+     "HBM to keep free, fraction: the planner offers no layout above it and the report draws its line; fits uses all of HBM "
+     "(source at MemorySettings::safety_margin)", "",
+     default_number(0.10), 0, 0.5, "", bind<&MemorySettings::safety_margin>()},
 };
 
 ModelSpec read_model(const json& value, const fs::path& base) {
@@ -136,16 +139,28 @@ Scenario parse_scenario(const json& doc, const fs::path& base) {
 
     if (const json* layout = r.raw("layout")) s.layout = parse_layout(*layout, "/layout");
 
-    if (const json* memory = r.raw("memory")) {
-        ObjectReader mr(*memory, "/memory", kMemoryFields);
-        s.memory.context_gib = mr.number("context_gib").value_or(s.memory.context_gib);
-        s.memory.fragmentation = mr.number("fragmentation").value_or(s.memory.fragmentation);
-        s.memory.safety_margin = mr.number("safety_margin").value_or(s.memory.safety_margin);
-    }
-    for (const char* key : {"calibration", "reliability", "stragglers", "degraded_links"})
-        if (const json* v = r.raw(key)) s.extensions[key] = *v;
-
+    if (const json* memory = r.raw("memory")) read_fields(ObjectReader(*memory, "/memory", kMemoryFields), s.memory);
     check_fixed_knobs(s, s.layout);  // every rule of the fixed knobs, once, before anything runs
+    for (const char* key : {"calibration", "reliability", "stragglers", "degraded_links"})
+        set_scenario_part(s, key, r.raw(key) ? *r.raw(key) : json());
+    return s;
+}
+
+void set_scenario_part(Scenario& s, std::string_view key, const json& value) {
+    const std::string path = "/" + std::string(key);
+    if (key == "calibration") s.calibration = value.is_null() ? json() : resolve_part(value, "calibration", s.base_dir, path);
+    else if (key == "reliability") s.reliability = reliability::parse_reliability(value, path);
+    else if (key == "stragglers") s.stragglers = parse_stragglers(value, path, s.cluster);
+    else if (key == "degraded_links") s.degraded_links = parse_degraded_links(value, path, s.cluster);
+    else throw std::logic_error("set_scenario_part: no part " + std::string(key));
+}
+
+Scenario with_gpus_and_batch(const Scenario& base, std::int64_t gpus, std::int64_t global_batch, const std::string& gpus_path) {
+    Scenario s = base;
+    check_gpu_count(s.cluster, gpus, gpus_path);
+    s.cluster.gpus = gpus;
+    s.training.global_batch = global_batch;
+    check_faults_in_cluster(s.stragglers, s.degraded_links, s.cluster, gpus_path);
     return s;
 }
 
@@ -454,12 +469,14 @@ void check_fixed_knobs(const Scenario& s, const LayoutSpec& spec) {
 }
 
 Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
+    LayoutSpec d = spec;
+    fill_unset(layout_fields(), d);  // the table's typed defaults; the rules below
     Layout l;
-    l.tp = spec.tp.value_or(1);
-    l.pp = spec.pp.value_or(1);
-    l.cp = spec.cp.value_or(1);
-    l.ep = spec.ep.value_or(1);
-    l.vp = spec.vp.value_or(1);
+    l.tp = d.tp.value();
+    l.pp = d.pp.value();
+    l.cp = d.cp.value();
+    l.ep = d.ep.value();
+    l.vp = d.vp.value();
     if (spec.dp) {
         l.dp = *spec.dp;
     } else {
@@ -473,17 +490,18 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     // Megatron's default expert TP is the dense TP (--expert-tensor-parallel-size unset); where
     // that cannot fold (ep x tp does not divide tp x cp x dp) only 1 can.
     l.etp = spec.expert_tp.value_or(s.model.is_moe() && (l.tp * l.cp * l.dp) % (l.ep * l.tp) == 0 ? l.tp : 1);
-    l.microbatch = spec.microbatch.value_or(1);
-    l.zero_stage = static_cast<int>(spec.zero_stage.value_or(0));
-    l.shard_group = spec.shard_group.value_or(0) == l.dp ? 0 : spec.shard_group.value_or(0);
+    l.microbatch = d.microbatch.value();
+    l.zero_stage = static_cast<int>(d.zero_stage.value());
+    // The rule "dp" of /layout/shard_group: one group of every data-parallel rank is plain ZeRO (0).
+    if (spec.shard_group && *spec.shard_group != l.dp) l.shard_group = *spec.shard_group;
     l.sequence_parallel = spec.sequence_parallel.value_or(l.tp > 1);
-    l.optimizer_offload = spec.optimizer_offload.value_or(false);
-    l.recompute = spec.recompute.value_or(Recompute::None);
-    l.recompute_modules = spec.recompute_modules.value_or(0);
-    l.activation_offload_layers = spec.activation_offload_layers.value_or(0);
-    l.ep_a2a_overlap = spec.ep_a2a_overlap.value_or(false);
+    l.optimizer_offload = d.optimizer_offload.value();
+    l.recompute = d.recompute.value();
+    if (spec.recompute_modules) l.recompute_modules = *spec.recompute_modules;  // else the era's (active_recompute_modules)
+    l.activation_offload_layers = d.activation_offload_layers.value();
+    l.ep_a2a_overlap = d.ep_a2a_overlap.value();
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
-    l.pp_warmup = spec.pp_warmup.value_or(0);
+    if (spec.pp_warmup) l.pp_warmup = *spec.pp_warmup;  // else Megatron's (the schedule's rule)
     if (spec.rank_order) l.rank_order = *spec.rank_order;
     if (spec.stage_layers) l.stage_layers = *spec.stage_layers;
     try {

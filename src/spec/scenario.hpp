@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "spec/cluster_spec.hpp"
+#include "spec/fault_spec.hpp"
 #include "spec/layout_spec.hpp"
 #include "spec/model_spec.hpp"
+#include "spec/reliability_spec.hpp"
 #include "spec/training_spec.hpp"
 
 namespace sextant {
@@ -34,9 +36,13 @@ struct Scenario {
     TrainingSpec training;
     LayoutSpec layout;
     MemorySettings memory;
-    // Parts read by later stages with their own tables (calibration, reliability, stragglers,
-    // degraded_links): kept as JSON here, validated by their readers before anything runs.
-    json extensions = json::object();
+    std::vector<Straggler> stragglers;
+    std::vector<DegradedLink> degraded_links;
+    reliability::ReliabilitySpec reliability;  // absent: every default and the default failure preset
+    // The `calibration` part as a profile document (a preset or file read, or the inline object);
+    // null: the GPU's shipped profile. The profile's own reader (src/profile/, below spec/ in the
+    // data flow) checks it in check_scenario_parts, before any command runs.
+    json calibration;
     std::filesystem::path base_dir;
     // JSON pointers where seq_len and global_batch were written, for error messages.
     std::string seq_len_path = "/seq_len";
@@ -44,6 +50,15 @@ struct Scenario {
 };
 
 Scenario load_scenario(const std::filesystem::path& file);
+// Replaces one part of a scenario (calibration, reliability, stragglers, degraded_links) with
+// `value`, read and checked as the file's own would be at /key; what a command that sets a part
+// after loading (simulate --calibration) and the scenario's parser both call.
+void set_scenario_part(Scenario& scenario, std::string_view key, const json& value);
+// The scenario at another GPU count and global batch (plan --gpus, the planner's sweeps), checked
+// as the file's own values are: whole nodes, within the work limits, every straggler and degraded
+// link still a GPU of the cluster. Errors name `gpus_path` (a flag, or /cluster/gpus). The layout
+// rules that involve the count are the planner's search constraints.
+Scenario with_gpus_and_batch(const Scenario& scenario, std::int64_t gpus, std::int64_t global_batch, const std::string& gpus_path);
 Scenario parse_scenario(const json& document, const std::filesystem::path& base_dir);
 
 // A GPU datasheet by name (topologies/gpus/), or an InputError at `path` with suggestions.

@@ -3,35 +3,42 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "spec/field_binding.hpp"
 
 namespace sextant {
 
 namespace {
 constexpr FieldDef kTrainingFields[] = {
-    {"seq_len", FieldType::Integer, "tokens per sequence", "tokens", "", 1, 1 << 27},
-    {"global_batch", FieldType::Integer, "sequences per optimizer step", "sequences", "", 1, 1 << 30},
-    {"precision", FieldType::String, "low-precision recipe of the transformer GEMMs", "", "bf16", -1e300, 1e300,
+    {"seq_len", FieldType::Integer, "tokens per sequence", "tokens", required(), 1, 1 << 27, "", bind<&TrainingSpec::seq_len>()},
+    {"global_batch", FieldType::Integer, "sequences per optimizer step", "sequences", required(), 1, 1 << 30, "",
+     bind<&TrainingSpec::global_batch>()},
+    {"precision", FieldType::String, "low-precision recipe of the transformer GEMMs", "", default_string("bf16"), -1e300, 1e300,
      kPrecisionChoices},
     {"training_mode", FieldType::String, "pretrain, or lora: frozen base weights with trained low-rank adapters", "",
-     "pretrain", -1e300, 1e300, "pretrain|lora"},
+     default_string("pretrain"), -1e300, 1e300, "", bind<&TrainingSpec::mode>()},
     {"lora", FieldType::Object, "LoRA adapters, see /training/lora"},
-    {"framework", FieldType::String, "training runtime generation (see calibration/runtime/)"},
-    {"train_tokens", FieldType::Number, "token budget of the whole run", "tokens", "0", 0},
+    {"framework", FieldType::String, "training runtime generation (see calibration/runtime/)", "", default_string(""), -1e300, 1e300,
+     "", bind<&TrainingSpec::framework>()},
+    {"train_tokens", FieldType::Number, "token budget of the whole run", "tokens", default_number(0), 0, 1e300, "",
+     bind<&TrainingSpec::train_tokens>()},
     {"optimizer", FieldType::Object, "optimizer, see /training/optimizer"},
 };
 
+// "adam" is accepted for AdamW (the published runs' spelling).
 constexpr FieldDef kOptimizerFields[] = {
     {"name", FieldType::String, "optimizer (muon: momentum orthogonalised by Newton-Schulz, AdamW for embeddings and norms)",
-     "", "adamw", -1e300, 1e300, "adamw|adam|muon"},
-    {"master_weights", FieldType::Boolean, "fp32 master copy of the weights", "", "true"},
+     "", default_string("adamw"), -1e300, 1e300, "adamw|adam|muon"},
+    {"master_weights", FieldType::Boolean, "fp32 master copy of the weights", "", default_bool(true), -1e300, 1e300, "",
+     bind<&OptimizerSpec::master_weights>()},
     {"grad_dtype", FieldType::String, "gradient accumulation dtype", "", "the runtime profile's", -1e300, 1e300,
-     "fp32|bf16|fp16"},
-    {"state_dtype", FieldType::String, "Adam moment dtype", "", "fp32", -1e300, 1e300,
-     "fp32|bf16"},
+     "fp32|bf16|fp16", bind<&OptimizerSpec::grad_dtype>()},
+    {"state_dtype", FieldType::String, "Adam moment dtype", "", default_string("fp32"), -1e300, 1e300, "fp32|bf16",
+     bind<&OptimizerSpec::state_dtype>()},
 };
 
 constexpr FieldDef kLoraFields[] = {
-    {"rank", FieldType::Integer, "adapter rank r", "", "16", 1, 1 << 16},
+    {"rank", FieldType::Integer, "adapter rank r (MLPerf Training's Llama 2 70B LoRA reference: 16)", "", default_integer(16), 1,
+     1 << 16, "", bind<&LoraSpec::rank>()},
 };
 
 // Reads `key` from the training object or the top level; both present must agree.
@@ -50,7 +57,7 @@ std::span<const FieldDef> training_fields() { return kTrainingFields; }
 std::span<const FieldDef> optimizer_fields() { return kOptimizerFields; }
 std::span<const FieldDef> lora_fields() { return kLoraFields; }
 
-std::string optimizer_name(OptimizerKind kind) { return kind == OptimizerKind::Muon ? "muon" : "adamw"; }
+std::string optimizer_name(OptimizerKind kind) { return std::string(name_of(kind)); }
 
 TrainingSpec parse_training(const json& training, const json& top, const std::string& path) {
     json combined = json::object();
@@ -65,22 +72,13 @@ TrainingSpec parse_training(const json& training, const json& top, const std::st
 
     ObjectReader r(combined, path, kTrainingFields);
     TrainingSpec t;
-    t.seq_len = r.require_integer("seq_len");
-    t.global_batch = r.require_integer("global_batch");
-    if (const auto p = r.string("precision")) t.precision = precision_recipe(*p, r.path_of("precision"));
-    t.mode = r.string("training_mode").value_or("pretrain") == "lora" ? TrainingMode::Lora : TrainingMode::Pretrain;
-    if (const json* lora = r.raw("lora")) {
-        ObjectReader lr(*lora, r.path_of("lora"), kLoraFields);
-        t.lora.rank = lr.integer("rank").value_or(t.lora.rank);
-    }
-    t.framework = r.string("framework").value_or("");
-    t.train_tokens = r.number("train_tokens").value_or(0);
+    read_fields(r, t);
+    t.precision = precision_recipe(r.string_or_default("precision"), r.path_of("precision"));
+    if (const json* lora = r.raw("lora")) read_fields(ObjectReader(*lora, r.path_of("lora"), kLoraFields), t.lora);
     if (const json* o = r.raw("optimizer")) {
         ObjectReader orr(*o, r.path_of("optimizer"), kOptimizerFields);
-        t.optimizer.kind = orr.string("name").value_or("adamw") == "muon" ? OptimizerKind::Muon : OptimizerKind::AdamW;
-        t.optimizer.master_weights = orr.boolean("master_weights").value_or(true);
-        if (const auto grad = orr.string("grad_dtype")) t.optimizer.grad_dtype = parse_precision(*grad);
-        t.optimizer.state_dtype = parse_precision(orr.string("state_dtype").value_or("fp32"));
+        read_fields(orr, t.optimizer);
+        t.optimizer.kind = orr.string_or_default("name") == "muon" ? OptimizerKind::Muon : OptimizerKind::AdamW;
     }
     return t;
 }

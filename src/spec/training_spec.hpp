@@ -4,6 +4,7 @@
 #include <span>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "spec/fields.hpp"
 #include "spec/hardware_spec.hpp"
@@ -12,6 +13,8 @@
 namespace sextant {
 
 enum class OptimizerKind { AdamW, Muon };
+inline constexpr std::string_view kOptimizerNames[] = {"adamw", "muon"};
+constexpr std::span<const std::string_view> enum_names(OptimizerKind) { return kOptimizerNames; }
 
 // Mixed-precision AdamW (two moments) or Muon (one momentum buffer, orthogonalised by
 // Newton-Schulz iterations on every hidden weight matrix): 16-bit compute weights, optional fp32
@@ -26,9 +29,11 @@ struct OptimizerSpec {
 // Pre-training trains every weight; LoRA (Hu et al. 2021) freezes the base weights and trains
 // rank-r adapters beside the attention projections (MLPerf Training's Llama 2 70B LoRA task).
 enum class TrainingMode { Pretrain, Lora };
+inline constexpr std::string_view kTrainingModeNames[] = {"pretrain", "lora"};
+constexpr std::span<const std::string_view> enum_names(TrainingMode) { return kTrainingModeNames; }
 
 struct LoraSpec {
-    std::int64_t rank = 16;  // MLPerf Training Llama 2 70B LoRA reference: r = 16
+    std::int64_t rank = 16;  // the table's default (training_spec.cpp), held equal by a test
 };
 
 struct TrainingSpec {

@@ -6,12 +6,21 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "reliability/run_model.hpp"
 #include "spec/fields.hpp"
 
 namespace sextant::reliability {
+
+// The distribution of the gaps between a process's events.
+enum class GapKind { Exponential, Weibull, Fixed };
+inline constexpr std::string_view kGapNames[] = {"exponential", "weibull", "fixed"};
+constexpr std::span<const std::string_view> enum_names(GapKind) { return kGapNames; }
+
+// The simulation draws every failure of the run: a budget of more than ten years of training is
+// a typo, not a plan, and would keep it busy for hours.
+constexpr double kLongestRunDays = 3650.0;
 
 // A failure process as the user states it: a rate per node (scaled by the node count later).
 struct FailureSpec {
@@ -65,7 +74,7 @@ struct ReliabilitySpec {
 
 inline constexpr const char* kDefaultFailurePreset = "llama3-405b-h100";
 
-// Reads `scenario.extensions["reliability"]` (null when absent: all defaults and the default
+// Reads a scenario's `reliability` object (null when absent: all defaults and the default
 // preset). `path` is the JSON pointer of the object, "/reliability".
 ReliabilitySpec parse_reliability(const json& object, const std::string& path);
 
