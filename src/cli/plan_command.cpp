@@ -29,7 +29,6 @@
 #include "report/html_report.hpp"
 #include "report/output.hpp"
 #include "report/planner_view.hpp"
-#include "core/table.hpp"
 
 namespace sextant::cli {
 
