@@ -20,10 +20,10 @@ using nlohmann::json;
 TEST_CASE("output model: facts land at their JSON pointers, and text shows only labelled ones, aligned") {
     sextant::Output out;
     out.heading = "run: a heading";
-    out.facts() = {{"/step_time_s", "step time", Value(1.5, Style::Duration)},
+    out.add_facts({{"/step_time_s", "step time", Value(1.5, Style::Duration)},
                    {"/breakdown/compute_s", "", 1.25},
                    {"", "peak memory", Value(2.0 * (1ull << 30), Style::ByteSize), "(fits)"},
-                   {"/mfu", "MFU", Value(0.4512, Style::Fraction)}};
+                   {"/mfu", "MFU", Value(0.4512, Style::Fraction)}});
     const json j = render_json(out);
     CHECK(j["step_time_s"] == 1.5);
     CHECK(j["breakdown"]["compute_s"] == 1.25);  // a pointer two deep nests
@@ -54,7 +54,7 @@ TEST_CASE("output model: absent values and text-only blocks") {
     sextant::Output out;
     Table& t = out.table("/runs", {{"id", "run"}, {"error", ""}, {"step", "step"}});
     t.rows = {{"a", {}, Value(1.0, Style::FixedDuration, 3)}, {"b", "broken", {}}};
-    out.facts() = {{"/failed", "", 1}};  // JSON only: no blank line for it in text
+    out.add_facts({{"/failed", "", 1}});  // JSON only: no blank line for it in text
     out.note("1 run failed", true);
     const json j = render_json(out);
     CHECK(j["runs"][0] == json({{"id", "a"}, {"step", 1.0}}));  // null cells leave their key out

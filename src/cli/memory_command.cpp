@@ -25,13 +25,13 @@ Output memory_output(const Scenario& s, const Layout& l, const MemoryReport& r) 
                               l.recompute == Recompute::None ? std::string("no recompute") : recompute_name(l.recompute) + " recompute");
     out.blocks.emplace_back(stage_memory_table(r));
     const double headroom = r.headroom().value();
-    out.facts() = {
+    out.add_facts({
         {"/peak_bytes", "", r.peak.value()},
         {"/peak_stage", "", r.peak_stage},
         {"/capacity_bytes", "", r.capacity.value()},
         {"/headroom_bytes", "", headroom},
         {"/fits", "", r.fits()},
-    };
+    });
     out.note(fmt::format("peak {} on stage {} of {} HBM: {} by {}\n", format_bytes(r.peak.value()), r.peak_stage,
                          format_bytes(r.capacity.value()), r.fits() ? "fits" : "DOES NOT FIT",
                          format_bytes(headroom >= 0 ? headroom : -headroom)) +

@@ -229,10 +229,10 @@ Output plans_output(const Planner& planner, const std::vector<Plan>& plans, std:
         std::get<Table>(out.blocks.back()).hidden_in_text = times != nullptr;
     }
     const std::vector<std::string> why = explain_winner(plans);
-    out.facts() = {{"/explanation", "", Value::structured(why, "")},
+    out.add_facts({{"/explanation", "", Value::structured(why, "")},
                    {"/candidates_screened", "", planner.candidate_count()},
                    {"/candidates_simulated", "", simulated},
-                   {"/seconds", "", seconds}};
+                   {"/seconds", "", seconds}});
     out.note(fmt::format("{} candidates screened, {} simulated, in {:.2f} s; layouts leaving less than {:.0f}% of HBM free are not "
                          "offered (--memory-margin)",
                          planner.candidate_count(), simulated, seconds, 100 * planner.memory_margin()));

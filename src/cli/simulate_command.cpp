@@ -38,7 +38,7 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
     out.heading = fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, {} microbatches, {}",
                               s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name, l.tp, l.pp,
                               l.dp, l.cp, l.ep, l.vp, l.microbatch, l.microbatches(s.training.global_batch), runtime);
-    out.facts() = {
+    out.add_facts({
         {"/scenario", "", s.name},
         {"/step_time_s", "step time", Value(r.step_time_s, Style::Duration)},
         {"/tokens_per_s", "tokens/s", Value(r.tokens_per_s, Style::Plain, 0)},
@@ -53,7 +53,7 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
         {"/calibration", "", calibration},
         // Every item in JSON, zeros too (scripts index it); the text table shows those that take time.
         {"/breakdown", "", Value::structured(breakdown_json(r.breakdown.items()), "")},
-    };
+    });
     Table& t = out.table("", {{"", "where the step goes"}, {"", "time"}, {"", "share"}});
     for (const auto& [name, value] : r.breakdown.items())
         if (value > 0) t.rows.push_back({name, Value(value, Style::Duration), Value(value / r.step_time_s, Style::Fraction)});

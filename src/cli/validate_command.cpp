@@ -128,10 +128,10 @@ Output validation_output(const ValidationReport& r, bool planner) {
                           Value(v.mfu, Style::Fraction), Value::structured(chosen, chosen_text), v.tolerance,
                           Value::structured(breakdown_json(v.breakdown), ""), Value::structured(planner_json, ""), {}});
     }
-    out.facts() = {{"/mape_pct", "", r.mape_pct},
+    out.add_facts({{"/mape_pct", "", r.mape_pct},
                    {"/max_abs_error_pct", "", r.max_abs_error_pct},
                    {"/worst_run", "", r.worst_run},
-                   {"/failed_runs", "", r.failed}};
+                   {"/failed_runs", "", r.failed}});
     out.note(fmt::format("{} runs: MAPE {:.1f}%, worst {} at {:.1f}%", r.runs.size() - r.failed, r.mape_pct, r.worst_run,
                          r.max_abs_error_pct));
     if (r.failed)

@@ -143,7 +143,7 @@ void add_setup(Output& out, const StudyHeader& h) {
     std::string text = setup_text(h.scenario, h.setup, h.trials, h.seed);
     text.pop_back();  // the block's own line end
     out.note(text);
-    out.facts() = {{"/scenario", "", h.scenario}, {"/setup", "", Value::structured(setup_json(h.setup, h.trials, h.seed), "")}};
+    out.add_facts({{"/scenario", "", h.scenario}, {"/setup", "", Value::structured(setup_json(h.setup, h.trials, h.seed), "")}});
 }
 
 Table curve_table(const reliability::IntervalStudy& st) {
@@ -173,10 +173,10 @@ Output interval_study_output(const StudyHeader& h, const reliability::IntervalSt
     Output out;
     add_setup(out, h);
     out.blocks.emplace_back(curve_table(st));
-    out.facts() = {{"/optimal_interval_s", "", st.optimal_interval_s}, {"/young_interval_s", "", st.young_interval_s},
+    out.add_facts({{"/optimal_interval_s", "", st.optimal_interval_s}, {"/young_interval_s", "", st.young_interval_s},
                    {"/daly_interval_s", "", st.daly_interval_s},       {"/goodput_at_optimum", "", st.at_optimum.goodput.mean},
                    {"/stall_s", "", st.stall_s},                       {"/job_mtbf_s", "", st.mtbf_s},
-                   {"/at_optimum", "", Value::structured(summary_json(st.at_optimum), "")}};
+                   {"/at_optimum", "", Value::structured(summary_json(st.at_optimum), "")}});
     out.note(fmt::format("simulated optimum: {} -> goodput {} {}\n", duration_label(st.optimal_interval_s),
                          percent(st.at_optimum.goodput.mean), ci_text(st.at_optimum.goodput)) +
              fmt::format("Young sqrt(2 delta M): {}   Daly (2006): {}   (delta = stall {}, M = job MTBF {})",
@@ -204,7 +204,7 @@ Output sweep_output(const StudyHeader& h, const std::string& study, const std::s
                     const std::string& note) {
     Output out;
     add_setup(out, h);
-    out.facts().push_back({"/study", "", study});
+    out.add_facts({{"/study", "", study}});
     out.blocks.emplace_back(sweep_table(value_name, rows));
     if (!note.empty()) out.note(note, true);
     return out;

@@ -38,11 +38,6 @@ std::string cell_text(const Value& v) {
     return v.json.dump();
 }
 
-std::vector<Fact>& Output::facts() {
-    if (blocks.empty() || !std::holds_alternative<std::vector<Fact>>(blocks.back())) blocks.emplace_back(std::vector<Fact>{});
-    return std::get<std::vector<Fact>>(blocks.back());
-}
-
 Table& Output::table(std::string pointer, std::vector<Column> columns) {
     blocks.emplace_back(Table{.pointer = std::move(pointer), .columns = std::move(columns), .rows = {}});
     return std::get<Table>(blocks.back());

@@ -84,7 +84,8 @@ struct Output {
     std::string heading;  // text only: the first line
     std::vector<OutputBlock> blocks;
 
-    std::vector<Fact>& facts();  // the last block when it is a list of facts, else a new one
+    void add_facts(std::vector<Fact> facts) { blocks.emplace_back(std::move(facts)); }
+    // A new table block; the reference holds until the next block is added.
     Table& table(std::string pointer, std::vector<Column> columns);
     void note(std::string text, bool attached = false) { blocks.emplace_back(Note{std::move(text), attached}); }
 };
