@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -90,35 +91,45 @@ json layout_json(const Layout& l) {
 // A layout as JSON (its knobs) and as text (its label).
 Value layout_cell(const Layout& l) { return Value::structured(layout_json(l), layout_label(l)); }
 
+// The columns a per-GPU-count table starts with (the sweep's and the time to train's), then its own.
+std::vector<Column> variant_columns(std::vector<Column> own) {
+    std::vector<Column> c = {{"gpus", "gpus"},          {"global_batch", "batch"}, {"fits", ""},
+                             {"layout", "best layout"}, {"step_time_s", "step"},   {"mfu", "MFU"}};
+    c.insert(c.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
+    return c;
+}
+
+// A row of such a table: the variant, and its best plan's cells then `own`; no plan: "no layout fits".
+std::vector<Value> variant_row(const Scenario& s, const Plan* best, std::vector<Value> own = {}) {
+    if (!best) return {s.cluster.gpus, s.training.global_batch, false, Value::structured(nullptr, "no layout fits")};
+    std::vector<Value> row = {s.cluster.gpus, s.training.global_batch, true, layout_cell(best->layout),
+                              Value(best->simulated.step_time_s, Style::Duration), Value(best->simulated.mfu, Style::Fraction)};
+    row.insert(row.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
+    return row;
+}
+
 // For "how many GPUs should I ask for?": each GPU count's (and batch's) best layout, with the
 // time and GPU-hours of the run's token budget.
 Table sweep_table(const Planner& planner, const std::vector<Plan>& plans) {
     const bool budget = planner.variants().front().scenario.training.train_tokens > 0;
     Table t{.pointer = "/variants",
-            .columns = {{"gpus", "gpus"},
-                        {"global_batch", "batch"},
-                        {"fits", ""},
-                        {"layout", "best layout"},
-                        {"step_time_s", "step"},
-                        {"mfu", "MFU"},
-                        {"tokens_per_s", "tokens/s"},
-                        {"train_days", budget ? "train days" : ""},
-                        {"gpu_hours", budget ? "GPU-hours" : ""}}};
+            .columns = variant_columns({{"tokens_per_s", "tokens/s"},
+                                        {"train_days", budget ? "train days" : ""},
+                                        {"gpu_hours", budget ? "GPU-hours" : ""}})};
     t.title = std::string("Best layout per GPU count and batch") + (budget ? " (train days: the token budget without failures)" : "") + ":";
     const auto best = planner.best_per_variant(plans);
     for (std::size_t v = 0; v < best.size(); ++v) {
         const Scenario& s = planner.variants()[v].scenario;
         if (!best[v]) {
-            t.rows.push_back({s.cluster.gpus, s.training.global_batch, false, Value::structured(nullptr, "no layout fits")});
+            t.rows.push_back(variant_row(s, nullptr));
             continue;
         }
         const Plan& p = *best[v];
         const RunLength run = run_length(s, p);
         const bool days = run.days > 0;
-        t.rows.push_back({s.cluster.gpus, s.training.global_batch, true, layout_cell(p.layout),
-                          Value(p.simulated.step_time_s, Style::Duration), Value(p.simulated.mfu, Style::Fraction),
-                          Value(p.simulated.tokens_per_s, Style::Plain, 0), days ? Value(run.days, Style::Plain, 1) : Value(),
-                          days ? Value(run.gpu_hours, Style::Plain, 0) : Value()});
+        t.rows.push_back(variant_row(s, &p,
+                                     {Value(p.simulated.tokens_per_s, Style::Plain, 0), days ? Value(run.days, Style::Plain, 1) : Value(),
+                                      days ? Value(run.gpu_hours, Style::Plain, 0) : Value()}));
     }
     return t;
 }
@@ -151,19 +162,13 @@ constexpr double kDay = 86400.0;
 // Each GPU count's (and batch's) fastest plan to the token budget, failures included.
 Table time_to_train_table(const Planner& planner, const std::vector<Plan>& plans, const TrainingTimes& t) {
     Table table{.pointer = "/time_to_train",
-                .columns = {{"gpus", "gpus"},
-                            {"global_batch", "batch"},
-                            {"fits", ""},
-                            {"layout", "best layout"},
-                            {"step_time_s", "step"},
-                            {"mfu", "MFU"},
-                            {"failure_free_days", "no-failure days"},
-                            {"job_mtbf_s", "job MTBF"},
-                            {"checkpoint_interval_s", "checkpoint"},
-                            {"goodput", "goodput"},
-                            {"expected_days", "expected days"},
-                            {"expected_days_ci", "95% CI"},
-                            {"gpu_hours", "GPU-hours"}}};
+                .columns = variant_columns({{"failure_free_days", "no-failure days"},
+                                            {"job_mtbf_s", "job MTBF"},
+                                            {"checkpoint_interval_s", "checkpoint"},
+                                            {"goodput", "goodput"},
+                                            {"expected_days", "expected days"},
+                                            {"expected_days_ci", "95% CI"},
+                                            {"gpu_hours", "GPU-hours"}})};
     table.title = fmt::format("Time to train {:.3g} tokens with failures ({}; checkpoints every Daly interval; each GPU count's best {} "
                               "layouts by the closed form, then {} simulated runs of each):",
                               t.ranking.train_tokens, t.ranking.failures, t.ranking.finalists, t.ranking.trials);
@@ -171,20 +176,18 @@ Table time_to_train_table(const Planner& planner, const std::vector<Plan>& plans
         const Scenario& s = planner.variants()[v].scenario;
         const auto& best = t.ranking.best[v];
         if (!best) {
-            table.rows.push_back({s.cluster.gpus, s.training.global_batch, false, Value::structured(nullptr, "no layout fits")});
+            table.rows.push_back(variant_row(s, nullptr));
             continue;
         }
-        const Plan& p = plans[best->plan];
         const reliability::TimeToTrain& time = best->time;
         const double low = time.simulated_wall_s->ci_low / kDay, high = time.simulated_wall_s->ci_high / kDay;
-        table.rows.push_back({s.cluster.gpus, s.training.global_batch, true, layout_cell(p.layout),
-                              Value(p.simulated.step_time_s, Style::Duration), Value(p.simulated.mfu, Style::Fraction),
-                              Value(time.work_s / kDay, Style::Plain, 1),
-                              Value::structured(time.job_mtbf_s, reliability::duration_label(time.job_mtbf_s)),
-                              Value::structured(time.interval_s, reliability::duration_label(time.interval_s)),
-                              Value(time.goodput, Style::Fraction), Value(time.expected_wall_s / kDay, Style::Plain, 1),
-                              Value::structured({low, high}, fmt::format("[{:.1f}, {:.1f}]", low, high)),
-                              Value(time.gpu_hours, Style::Plain, 0)});
+        table.rows.push_back(variant_row(s, &plans[best->plan],
+                                         {Value(time.work_s / kDay, Style::Plain, 1),
+                                          Value::structured(time.job_mtbf_s, reliability::duration_label(time.job_mtbf_s)),
+                                          Value::structured(time.interval_s, reliability::duration_label(time.interval_s)),
+                                          Value(time.goodput, Style::Fraction), Value(time.expected_wall_s / kDay, Style::Plain, 1),
+                                          Value::structured({low, high}, fmt::format("[{:.1f}, {:.1f}]", low, high)),
+                                          Value(time.gpu_hours, Style::Plain, 0)}));
     }
     return table;
 }

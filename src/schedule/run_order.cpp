@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/hash_mix.hpp"
 #include "schedule/definitions.hpp"
 
 namespace sextant {
@@ -127,15 +128,11 @@ bool same_times(std::span<const StageTimes> a, const std::vector<StageTimes>& b)
 }
 
 std::size_t rounds_hash(const ScheduleDef& def, const PipelineShape& shape, std::span<const StageTimes> times) {
-    std::size_t h = reinterpret_cast<std::uintptr_t>(&def) * 0x9e3779b97f4a7c15ull;
-    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
-    mix(static_cast<std::uint64_t>(shape.pp));
-    mix(static_cast<std::uint64_t>(shape.vp));
-    mix(static_cast<std::uint64_t>(shape.microbatches));
-    mix(static_cast<std::uint64_t>(shape.warmup));
+    HashMix h(reinterpret_cast<std::uintptr_t>(&def));
+    for (const std::int64_t n : {shape.pp, shape.vp, shape.microbatches, shape.warmup}) h.add(static_cast<std::uint64_t>(n));
     for (const StageTimes& t : times)
-        for (const double x : {t.forward, t.backward, t.weight, t.overlap}) mix(std::bit_cast<std::uint64_t>(x));
-    return h ^ (h >> 29);
+        for (const double x : {t.forward, t.backward, t.weight, t.overlap}) h.add(std::bit_cast<std::uint64_t>(x));
+    return h.value();
 }
 
 // The first `steady` microbatches executed, and the busiest stage's work per microbatch.

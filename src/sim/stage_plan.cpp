@@ -5,6 +5,7 @@
 #include <limits>
 #include <boost/math/distributions/normal.hpp>
 
+#include "core/hash_mix.hpp"
 #include "memory/stage_params.hpp"
 
 namespace sextant {
@@ -183,15 +184,14 @@ LayerCostKey layer_cost_key(const StepContext& ctx, const Layout& l) {
 }
 
 std::size_t hash_of(const LayerCostKey& k) {
-    std::size_t h = static_cast<std::size_t>(k.context) * 0x9e3779b97f4a7c15ull;
-    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
-    for (auto v : k.sizes) mix(static_cast<std::uint64_t>(v));
-    for (auto d : k.order) mix(static_cast<std::uint64_t>(d));
-    mix(static_cast<std::uint64_t>(k.recompute));
-    mix(k.modules);
-    mix(k.sequence_parallel ? 1 : 0);
-    mix(k.optimizer_offload ? 1 : 0);
-    return h ^ (h >> 29);
+    HashMix h(k.context);
+    for (auto v : k.sizes) h.add(static_cast<std::uint64_t>(v));
+    for (auto d : k.order) h.add(static_cast<std::uint64_t>(d));
+    h.add(static_cast<std::uint64_t>(k.recompute));
+    h.add(k.modules);
+    h.add(k.sequence_parallel ? 1 : 0);
+    h.add(k.optimizer_offload ? 1 : 0);
+    return h.value();
 }
 }  // namespace
 
