@@ -96,3 +96,19 @@ TEST_CASE("H100 attention backward: the cuDNN series of FlashAttention-3's backw
             CHECK(bwd(seq, hd, true) / fwd(seq, hd, true) == doctest::Approx(bwd(seq, hd, false) / fwd(seq, hd, false)).epsilon(0.002));
         }
 }
+
+TEST_CASE("attention past the profile's longest sequence runs at that length's rate, not a drift toward short points") {
+    // H100's longest measured sequence is 16k (FlashAttention-3 paper figures, cuDNN): 131k and
+    // 16k read the same rate, for either mask and either pass; inside the table nothing changes.
+    const CalibrationProfile p = profile("H100-SXM5-80GB", json::object());
+    for (const bool causal : {true, false})
+        for (const bool backward : {false, true}) {
+            CAPTURE(causal);
+            CAPTURE(backward);
+            const auto rate = [&](std::int64_t seq) { return p.attention_tflops(Precision::Bf16, {seq, 128, 128, 1, causal, backward}); };
+            CHECK(rate(131072) == doctest::Approx(rate(16384)));
+            CHECK(rate(32768) == doctest::Approx(rate(16384)));
+        }
+    CHECK(p.attention_tflops(Precision::Bf16, {16384, 128, 128, 1, true, false}) == doctest::Approx(539.0));
+    CHECK(p.attention_tflops(Precision::Bf16, {8192, 128, 128, 1, false, true}) == doctest::Approx(518.0));
+}

@@ -83,8 +83,13 @@ public:
     // Norms, activations and residuals: the runtime's fusion scales the bytes they move.
     double memory(double bytes) const { return unfused(bytes * ctx_.runtime.memory_traffic_factor); }
     double unfused(double bytes) const { return bytes / (ctx_.profile.memory_tbps() * efficiency() * 1e12); }
-    double flash(double flops, std::int64_t seq, std::int64_t head_dim, bool backward) const {
-        return flops / (ctx_.profile.attention_tflops(precision_, seq, head_dim, true, backward) * efficiency() * 1e12);
+    double flash(double flops, std::int64_t seq, std::int64_t head_dim, bool backward, bool causal = true) const {
+        double rate = ctx_.profile.attention_tflops(precision_, seq, head_dim, causal, backward);
+        // A runtime whose attention is the kernel the profile measured runs it at that rate: the
+        // GPU's fitted compute factor stands for launch gaps and unlisted kernels between short
+        // GEMMs, not for one fused kernel that runs for milliseconds.
+        if (ctx_.runtime.attention_at_profile_rate) rate = std::min(ctx_.profile.gpu().bf16_tflops, rate / ctx_.profile.factors().compute);
+        return flops / (rate * efficiency() * 1e12);
     }
     double collective(CollectiveOp op, double bytes, const GroupShape& g) const {
         if (g.ranks <= 1) return 0.0;
@@ -168,11 +173,29 @@ void attention_core(const CostContext& ctx, const Kernels& k, const Shapes& x, c
         const double keys = m.layer_is_windowed(layer) ? m.mean_causal_keys(layer, ctx.scenario.training.seq_len) : seq * 0.5;
         const double flops = 2.0 * x.T * heads * (qk_dim + v_dim) * keys;
         const auto hd = static_cast<std::int64_t>((qk_dim + v_dim) / 2);
-        f.attention += k.flash(flops, ctx.scenario.training.seq_len, hd, false);
         // The backward kernel runs 2.5x the forward's FLOPs: five GEMMs against the forward's two,
         // the scores recomputed from Q and K rather than stored (Dao 2023, FlashAttention-2,
         // section 4.1, which counts the backward so in its benchmarks).
-        b.attention += k.flash(2.5 * flops, ctx.scenario.training.seq_len, hd, true);
+        constexpr double kBackwardFlops = 2.5;
+        if (l.cp > 1 && ctx.runtime.cp_ring_load_balanced && !m.layer_is_windowed(layer)) {
+            // A K/V ring over load-balanced chunks (each rank holds chunks i and 2 cp - 1 - i of
+            // the 2 cp chunks): step 0 runs the causal kernel on the rank's own two chunks (Q and
+            // K/V of s / cp tokens), each of the other cp - 1 steps an unmasked kernel of the
+            // same work, all of Q against the first half of the received K/V or the second half
+            // of Q against all of it (NVIDIA/TransformerEngine 015d2257, transformer_engine/
+            // pytorch/attention/dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVP2P:
+            // attn_mask_type "no_mask" for i != 0). The work is the causal count's, split 1 : cp - 1.
+            const double cp = d(l.cp);
+            const auto local = std::max<std::int64_t>(1, ctx.scenario.training.seq_len / l.cp);
+            for (const bool backward : {false, true}) {
+                const double work = backward ? kBackwardFlops * flops : flops;
+                (backward ? b : f).attention += k.flash(work / cp, local, hd, backward) +
+                                                k.flash(work * (cp - 1) / cp, local, hd, backward, false);
+            }
+            return;
+        }
+        f.attention += k.flash(flops, ctx.scenario.training.seq_len, hd, false);
+        b.attention += k.flash(kBackwardFlops * flops, ctx.scenario.training.seq_len, hd, true);
         return;
     }
     const double batch = d(l.microbatch) * heads;

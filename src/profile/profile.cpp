@@ -250,7 +250,14 @@ double CalibrationProfile::attention_tflops(Precision p, std::int64_t seq, std::
 
 double CalibrationProfile::attention_tflops(Precision, const AttentionQuery& q) const {
     const Data& d = *data_;
-    const double ls = log2d(q.seq), hd = 0.5 * double(q.head_dim + q.head_dim_v), split = double(q.head_dim - q.head_dim_v);
+    // A flash kernel's throughput levels off with the sequence (FlashAttention-2 and -3 papers'
+    // figures: flat from 4k-8k to 16k, the longest they measure): past the profile's longest
+    // measured sequence the kernel runs at that length's rate, where a weighted mean of the
+    // table would drift toward its short-sequence points.
+    double longest = 0;
+    for (const AttentionPoint& a : d.attention) longest = std::max(longest, a.lseq);
+    const double ls = d.attention.empty() ? log2d(q.seq) : std::min(log2d(q.seq), longest);
+    const double hd = 0.5 * double(q.head_dim + q.head_dim_v), split = double(q.head_dim - q.head_dim_v);
     const double lgroup = std::log2(static_cast<double>(std::max<std::int64_t>(q.group, 1)));
     const bool any_same_mask = std::any_of(d.attention.begin(), d.attention.end(), [&](const AttentionPoint& a) { return a.causal == q.causal; });
     const double efficiency = idw(

@@ -97,6 +97,16 @@ struct RuntimeProfile {
     // MoE token dispatch: NCCL all-to-all sends every routed copy; DeepEP and HybridEP send a
     // token once to each remote node its experts sit on and forward it over NVLink there.
     bool moe_node_dedup = false;
+    // Context parallelism as a ring of K/V over load-balanced chunks (each rank holds chunks i
+    // and 2 cp - 1 - i): of a layer's cp attention steps, the first runs the causal kernel on the
+    // local chunks and the other cp - 1 an unmasked kernel on half a block (Transformer Engine's
+    // p2p CP, AttnFuncWithCPAndKVP2P). False: one causal kernel over the whole attention, as an
+    // all-gather of K/V before a masked kernel runs it.
+    bool cp_ring_load_balanced = false;
+    // The attention kernel is the one the calibration profile's attention points measured (TE's
+    // cuDNN fused attention for the cuDNN series): it runs at those rates, not divided by the
+    // GPU's fitted compute factor, which stands for the gaps between short kernels.
+    bool attention_at_profile_rate = false;
     bool fused_cross_entropy = false;    // the loss in one fused kernel (TE / Megatron cross-entropy fusion)
     // Where a layout leaves layout.pp_warmup open, the interleaved schedule warms up the least,
     // (vp-1) pp + pp - 1 chunks (1F1B's memory), not Megatron's 2(pp-1) + (vp-1) pp: Llama 3's
