@@ -144,9 +144,7 @@ TEST_CASE("context parallelism as a load-balanced K/V ring: one causal step and 
     const Layout l = resolve_layout(s, s.layout);
     const CalibrationProfile& p = ctx.profile();
     const double T = 16384.0 / 4, heads = 64.0 / 8, flops = 2 * T * heads * (128 + 128) * 16384 / 2;
-    // megatron-core-2025 runs TE's cuDNN attention at the profile's rates (attention_at_profile_rate).
-    REQUIRE(ctx.runtime().attention_at_profile_rate);
-    const double eff = ctx.runtime().compute_efficiency * 1e12 / p.factors().compute;
+    const double eff = ctx.runtime().compute_efficiency * 1e12;
     const auto rate = [&](bool causal, bool backward) { return p.attention_tflops(Precision::Bf16, 4096, 128, causal, backward) * eff; };
     const LayerCost c = layer_cost(ctx.costs(), l, ctx.groups(l), 0);
     CHECK(c.forward.attention == doctest::Approx(flops / 4 / rate(true, false) + flops * 3 / 4 / rate(false, false)).epsilon(1e-9));
@@ -164,30 +162,6 @@ TEST_CASE("context parallelism as a load-balanced K/V ring: one causal step and 
                                gathered.runtime().compute_efficiency * 1e12;
     CHECK(layer_cost(gathered.costs(), lg, gathered.groups(lg), 0).forward.attention == doctest::Approx(flops / causal_rate).epsilon(1e-9));
 }
-
-TEST_CASE("a runtime whose attention is the profile's kernel runs it at the profile's rate, without the GPU's compute factor") {
-    // Llama 3 8B at 8k on one H100 node: the same layer under megatron-core-2025 (TE cuDNN
-    // attention at the cuDNN series' rates) and megatron-core-2024 (attention divided by the H100
-    // factor like every kernel) differs in attention by that factor alone; GEMMs are untouched.
-    const auto cost = [](const char* framework) {
-        json doc = {{"model", "llama3-8b"},
-                    {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 8}}},
-                    {"training", {{"seq_len", 8192}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", framework}}},
-                    {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 8}}}};
-        const Scenario s = parse_scenario(doc, data_dir());
-        const StepContext ctx(s);
-        const Layout l = resolve_layout(s, s.layout);
-        return std::pair{layer_cost(ctx.costs(), l, ctx.groups(l), 0), ctx.profile().factors().compute / ctx.runtime().compute_efficiency};
-    };
-    const auto [at_rate, factor] = cost("megatron-core-2025");
-    const auto [factored, factor_2024] = cost("megatron-core-2024");
-    REQUIRE(factor < 1.0);
-    REQUIRE(factor == doctest::Approx(factor_2024));
-    CHECK(at_rate.forward.attention == doctest::Approx(factored.forward.attention * factor).epsilon(1e-9));
-    CHECK(at_rate.backward.attention == doctest::Approx(factored.backward.attention * factor).epsilon(1e-9));
-    CHECK(at_rate.forward.gemm == doctest::Approx(factored.forward.gemm).epsilon(1e-9));
-}
-
 TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in memory, and the runs no fit used stay within bounds") {
     const auto file = data_dir() / "tests" / "validation" / "published-runs-2024-2026.json";
     const ValidationReport r = validate_runs(file);

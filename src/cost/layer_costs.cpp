@@ -84,12 +84,7 @@ public:
     double memory(double bytes) const { return unfused(bytes * ctx_.runtime.memory_traffic_factor); }
     double unfused(double bytes) const { return bytes / (ctx_.profile.memory_tbps() * efficiency() * 1e12); }
     double flash(double flops, std::int64_t seq, std::int64_t head_dim, bool backward, bool causal = true) const {
-        double rate = ctx_.profile.attention_tflops(precision_, seq, head_dim, causal, backward);
-        // A runtime whose attention is the kernel the profile measured runs it at that rate: the
-        // GPU's fitted compute factor stands for launch gaps and unlisted kernels between short
-        // GEMMs, not for one fused kernel that runs for milliseconds.
-        if (ctx_.runtime.attention_at_profile_rate) rate = std::min(ctx_.profile.gpu().bf16_tflops, rate / ctx_.profile.factors().compute);
-        return flops / (rate * efficiency() * 1e12);
+        return flops / (ctx_.profile.attention_tflops(precision_, seq, head_dim, causal, backward) * efficiency() * 1e12);
     }
     double collective(CollectiveOp op, double bytes, const GroupShape& g) const {
         if (g.ranks <= 1) return 0.0;

@@ -103,10 +103,6 @@ struct RuntimeProfile {
     // p2p CP, AttnFuncWithCPAndKVP2P). False: one causal kernel over the whole attention, as an
     // all-gather of K/V before a masked kernel runs it.
     bool cp_ring_load_balanced = false;
-    // The attention kernel is the one the calibration profile's attention points measured (TE's
-    // cuDNN fused attention for the cuDNN series): it runs at those rates, not divided by the
-    // GPU's fitted compute factor, which stands for the gaps between short kernels.
-    bool attention_at_profile_rate = false;
     bool fused_cross_entropy = false;    // the loss in one fused kernel (TE / Megatron cross-entropy fusion)
     // Where a layout leaves layout.pp_warmup open, the interleaved schedule warms up the least,
     // (vp-1) pp + pp - 1 chunks (1F1B's memory), not Megatron's 2(pp-1) + (vp-1) pp: Llama 3's
