@@ -326,15 +326,17 @@ std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l,
 }
 
 // Gathering `share` of a layer's 16-bit parameters: one all-gather, or one per tensor when the
-// runtime launches them so; the host launches each tensor's gather while the device runs the
-// previous one, so each costs the longer of its launch and its collective.
+// runtime launches them so. DeepSpeed's per-tensor gathers synchronised the device before each
+// launch (DeepSpeed issue #1069: "a torch.cuda.synchronize() sync point when pre_launch next
+// all_gather"; PR #1188: "each all_gather calls torch.cuda.synchronize()"), so each costs its
+// host launch and then its collective, one after the other.
 double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, const GroupShape& group, std::int64_t layer,
                     double params, double share) {
     const double host = ctx.runtime.zero3.per_tensor_gather_host_s;
     if (host <= 0 || group.ranks <= 1) return k.collective(CollectiveOp::AllGather, params * share * 2, group);
     double seconds = 0;
     for (const double tensor : layer_parameter_tensors(ctx.scenario.model, l, layer))
-        seconds += std::max(host, k.collective(CollectiveOp::AllGather, tensor * 2, group));
+        seconds += host + k.collective(CollectiveOp::AllGather, tensor * 2, group);
     return seconds * share;
 }
 }  // namespace
@@ -413,7 +415,8 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
                                       ? regathered_after_recompute(m, l, layer, z.max_reuse_distance) : 0.0;
         const double backward_gathers =
             gather + (regathered > 0 ? zero3_gather(ctx, k, l, groups.dp_dense, layer, p.total(), regathered / p.total()) : 0.0);
-        const double waited = 1.0 - zero3_prefetched_share(m, l, layer, z.max_live_params);
+        // Per-tensor gathers synchronise the device before each one: nothing overlaps them.
+        const double waited = z.per_tensor_gather_host_s > 0 ? 1.0 : 1.0 - zero3_prefetched_share(m, l, layer, z.max_live_params);
         f.zero3 += gather;
         f.zero3_waited += waited * gather;
         b.zero3 += backward_gathers +

@@ -75,7 +75,7 @@ constexpr FieldDef kRuntimeFields[] = {
      "HSDP: each microbatch's ZeRO-3 gradient shard is all-reduced across the replicas (FSDP2), else once per step", "",
      default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::zero3, &Zero3Traits::hsdp_all_reduce_every_microbatch>()},
     {"zero3_per_tensor_gather_host_s", FieldType::Number,
-     "ZeRO-3 gathers one parameter tensor at a time, each after this much host time (0: a module's or block's parameters in one collective)", "s",
+     "ZeRO-3 gathers one parameter tensor at a time, each after a device synchronisation and this much host time (0: a module's or block's parameters in one collective)", "s",
      default_number(0), 0, kAny, "", bind<&RuntimeProfile::zero3, &Zero3Traits::per_tensor_gather_host_s>()},
     {"preset", FieldType::String, "runtime profile this one starts from; its other keys override"},
     {"features", FieldType::Object, "what the framework implements, for the knobs a layout leaves open"},
