@@ -30,14 +30,13 @@ constexpr std::array<Protocol, 3> kProtocols = {{{1.0, 0.15, false}, {1.6, 0.80,
 // 8 x H200 NVLS sweep (reference-data.md 12c: 346, 402, 436 GB/s of 482).
 constexpr double kSimpleHalfBandwidthBytes = 24.0 * 1024 * 1024;
 
-enum class Algorithm { Ring, Nvls, Tree, Hierarchical, AllToAll, P2p };
+enum class Algorithm { Ring, Nvls, Tree, AllToAll, P2p };
 
 // "algorithm/protocol" names in static storage: a cost query allocates nothing.
-constexpr std::string_view kNames[6][3] = {
+constexpr std::string_view kNames[5][3] = {
     {"ring/ll", "ring/ll128", "ring/simple"},
     {"nvls/ll", "nvls/ll128", "nvls/simple"},
     {"tree/ll", "tree/ll128", "tree/simple"},
-    {"hierarchical/ll", "hierarchical/ll128", "hierarchical/simple"},
     {"all_to_all/ll", "all_to_all/ll128", "all_to_all/simple"},
     {"p2p/ll", "p2p/ll128", "p2p/simple"}};
 
@@ -48,9 +47,13 @@ struct Candidate {
     bool simple_only;
 };
 
-// At most four algorithms apply to one op (all-reduce: ring, NVLS, tree, hierarchical).
+// At most three algorithms apply to one op (all-reduce: ring, NVLS, tree). NCCL has no
+// hierarchical all-reduce (reduce-scatter in the node, all-reduce across, all-gather in the
+// node) outside NVLS trees and CollNet: its algorithms are ring, tree, CollNet, NVLS, NVLS tree
+// and PAT (src/graph/tuning.cc), and a ring across nodes is what it runs for large buffers (4 x 8
+// H200 over EFA: ring 364.9 GB/s busbw, NVLS tree 310.1; reference-data.md 12d).
 struct Candidates {
-    std::array<Candidate, 4> items{};
+    std::array<Candidate, 3> items{};
     std::size_t count = 0;
     void add(const Candidate& c) { items[count++] = c; }
     const Candidate* begin() const { return items.data(); }
@@ -121,16 +124,22 @@ Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const Group
     const double net = g.ring_seconds_per_byte;  // per byte of one ring crossing
     Candidates out;
     // A ring over all members: intra-domain edges on NVLink, domain crossings split over `per`
-    // channels (one NIC each); the slower side bounds the pipelined ring.
-    auto ring = [&](double steps) {
+    // channels (one NIC each); the slower side bounds the pipelined ring. Of its `steps` steps,
+    // `inter_steps` cross from one domain to the next and pay the network's latency, the others
+    // NVLink's, as NCCL's tuner counts a ring (src/graph/tuning.cc, ncclTopoTuneModel: nInterSteps
+    // = nNodes - 1 for all-gather and reduce-scatter, 2(nNodes - 1) for all-reduce; at one GPU per
+    // domain every step crosses).
+    auto ring = [&](double steps, double inter_steps) {
         const double per_edge = steps * S / n;
         const double intra = g.per_domain > 1 ? per_edge / B : 0.0;
         const double inter = g.domains > 1 ? per_edge / per * net : 0.0;
-        return Candidate{Algorithm::Ring, steps * lat_step, std::max(intra, inter), false};
+        const double crossing = g.domains > 1 ? inter_steps : 0.0;
+        return Candidate{Algorithm::Ring, (steps - crossing) * nvlink_latency() + crossing * network_latency(),
+                         std::max(intra, inter), false};
     };
     switch (op) {
         case CollectiveOp::AllReduce: {
-            out.add(ring(2 * (n - 1)));
+            out.add(ring(2 * (n - 1), 2 * (m - 1)));
             if (g.domains == 1 && cluster.gpu.nvls && g.ranks > 2) {
                 // NVLink SHARP reduces in the switch: each GPU sends and receives the buffer once,
                 // at the algbw the 8-GPU busbw of the calibration implies.
@@ -142,23 +151,13 @@ Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const Group
                 out.add({Algorithm::Tree, 2 * (std::ceil(std::log2(m)) * network_latency() + (per - 1) * nvlink_latency()),
                                std::max(S / B, tree_inter), false});
             }
-            if (g.domains > 1 && g.per_domain > 1) {
-                // Reduce-scatter inside each domain, all-reduce across domains rail by rail on a
-                // 1/per share, all-gather inside each domain; chunks pipeline the three phases,
-                // so the slower of NVLink and network bounds it. The network carries
-                // 2(m-1)/m of a share where a flat ring carries 2(n-1)/n.
-                const double intra = 2 * (per - 1) / per * S / B;
-                const double inter = 2 * (m - 1) / m * S / per * net;
-                out.add({Algorithm::Hierarchical, 2 * (per - 1) * nvlink_latency() + 2 * (m - 1) * network_latency(),
-                               std::max(intra, inter), false});
-            }
             break;
         }
         case CollectiveOp::AllGather:
-        case CollectiveOp::ReduceScatter: out.add(ring(n - 1)); break;
+        case CollectiveOp::ReduceScatter: out.add(ring(n - 1, m - 1)); break;
         case CollectiveOp::Broadcast:
         case CollectiveOp::Reduce: {
-            Candidate c = ring(n - 1);
+            Candidate c = ring(n - 1, m - 1);
             c.bandwidth = std::max(g.per_domain > 1 ? S / B : 0.0, g.domains > 1 ? S / per * net : 0.0);
             out.add(c);
             break;

@@ -1,5 +1,5 @@
 #pragma once
-// Collective costs on a cluster graph, NCCL-style: ring, tree, NVLS and hierarchical algorithms
+// Collective costs on a cluster graph, NCCL-style: ring, tree and NVLS algorithms
 // with the LL, LL128 and Simple protocols, each a latency term and a bandwidth term; the fastest
 // is chosen per size, as NCCL's tuner does. Contention comes from the group's shape on the graph
 // (every concurrent group's flows routed at once). A profile's measured sweeps replace the model's
@@ -27,7 +27,7 @@ struct CollectiveResult {
     Seconds time;
     double algbw_gbps = 0;  // bytes / time, GB/s (nccl-tests convention)
     double busbw_gbps = 0;  // algbw x the op's bus factor (nccl-tests convention)
-    // static: "ring/simple", "nvls/simple", "tree/ll128", "hierarchical/simple"; "measured" (a
+    // static: "ring/simple", "nvls/simple", "tree/ll128"; "measured" (a
     // measured sweep of this op and group, interpolated) or "measured-fit" (the latency-bandwidth
     // law fitted to sweeps of this op and span at other rank counts)
     std::string_view algorithm;

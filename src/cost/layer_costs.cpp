@@ -307,6 +307,58 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
 
 }  // namespace
 
+namespace {
+// A layer's parameter tensors on one GPU (elements), as a module-by-module runtime holds them:
+// the two norms' weights (and LayerNorm's biases), each linear layer's weight and bias; a
+// multi-latent attention's projections as three tensors, each local expert as two.
+std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l, std::int64_t layer) {
+    const double h = d(m.hidden), tp = d(l.tp);
+    std::vector<double> t(m.norm == NormKind::LayerNorm ? 4 : 2, h);
+    if (m.attention == AttentionKind::MultiLatent) {
+        t.insert(t.end(), 3, attention_params_per_layer(m) / 3 / tp);
+    } else {
+        const double qkv = d(m.heads + 2 * m.kv_heads) * d(m.head_dim) / tp;
+        t.push_back(h * qkv);
+        if (m.qkv_bias || m.linear_bias) t.push_back(qkv);
+        t.push_back(d(m.heads) * d(m.head_dim) * h / tp);
+        if (m.linear_bias) t.push_back(h);
+    }
+    const double gate = m.gated_mlp() ? 2.0 : 1.0;
+    const auto mlp = [&](double params, double copies) {
+        // Gate and up projections fused in one weight (Megatron), then the down projection.
+        t.insert(t.end(), static_cast<std::size_t>(copies), params * gate / (gate + 1));
+        t.insert(t.end(), static_cast<std::size_t>(copies), params / (gate + 1));
+    };
+    if (!m.layer_is_moe(layer)) {
+        const double ffn = d(m.ffn_hidden) / tp;
+        t.push_back(h * ffn * gate);
+        if (m.linear_bias) t.push_back(ffn * gate);
+        t.push_back(h * ffn);
+        if (m.linear_bias) t.push_back(h);
+        return t;
+    }
+    t.push_back(h * d(m.moe.experts));  // router
+    if (m.moe.shared_experts > 0) mlp(d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp, 1);
+    mlp(routed_expert_params(m) / d(l.etp), std::ceil(d(m.moe.experts) / d(l.ep) / d(l.etp)));
+    return t;
+}
+
+// Gathering `share` of a layer's 16-bit parameters: one all-gather, or one per tensor when the
+// runtime launches them so. DeepSpeed's per-tensor gathers synchronised the device before each
+// launch (DeepSpeed issue #1069: "a torch.cuda.synchronize() sync point when pre_launch next
+// all_gather"; PR #1188: "each all_gather calls torch.cuda.synchronize()"), so each costs its
+// host launch and then its collective, one after the other.
+double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, const GroupShape& group, std::int64_t layer,
+                    double params, double share) {
+    const double host = ctx.runtime.zero3.per_tensor_gather_host_s;
+    if (host <= 0 || group.ranks <= 1) return k.collective(CollectiveOp::AllGather, params * share * 2, group);
+    double seconds = 0;
+    for (const double tensor : layer_parameter_tensors(ctx.scenario.model, l, layer))
+        seconds += host + k.collective(CollectiveOp::AllGather, tensor * 2, group);
+    return seconds * share;
+}
+}  // namespace
+
 LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool moe) {
     LayoutGroups g;
     g.tp = network.analyse(place_group(l, ParallelDim::TP));
@@ -373,12 +425,16 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         // full recompute a hook-based runtime gathers once more for the recomputed forward.
         // A per-module runtime gathers a module that was not prefetched while the device waits.
         const StageParams p = layer_params_per_gpu(m, l, layer);
-        const double gather = k.collective(CollectiveOp::AllGather, p.total() * 2, groups.dp_dense);
+        // DeepSpeed before September 2021 gathers tensor by tensor (per_tensor_gather_host_s);
+        // its re-gather after recompute is priced as that share of the layer's tensor gathers.
+        const double gather = zero3_gather(ctx, k, l, groups.dp_dense, layer, p.total(), 1.0);
         const Zero3Traits& z = ctx.runtime.zero3;
         const double regathered = l.recompute == Recompute::Full && z.regather_for_recompute
                                       ? regathered_after_recompute(m, l, layer, z.max_reuse_distance) : 0.0;
-        const double backward_gathers = gather + (regathered > 0 ? k.collective(CollectiveOp::AllGather, regathered * 2, groups.dp_dense) : 0.0);
-        const double waited = 1.0 - zero3_prefetched_share(m, l, layer, z.max_live_params);
+        const double backward_gathers =
+            gather + (regathered > 0 ? zero3_gather(ctx, k, l, groups.dp_dense, layer, p.total(), regathered / p.total()) : 0.0);
+        // Per-tensor gathers synchronise the device before each one: nothing overlaps them.
+        const double waited = z.per_tensor_gather_host_s > 0 ? 1.0 : 1.0 - zero3_prefetched_share(m, l, layer, z.max_live_params);
         f.zero3 += gather;
         f.zero3_waited += waited * gather;
         b.zero3 += backward_gathers +

@@ -52,6 +52,12 @@ struct Zero3Traits {
     // on is_last_microbatch) and DeepSpeed MiCS (mics.py allreduce_mics_shard_grads at the
     // gradient-accumulation boundary, DeepSpeed edaa7221) once per step.
     bool hsdp_all_reduce_every_microbatch = true;
+    // DeepSpeed before PR #1188 ("ZeRO3, improved parameter all-gather operation", September
+    // 2021) launched one all_gather per parameter tensor of a module, each after a device-wide
+    // synchronisation and this much host time (seconds; DeepSpeed issue #1069, June 2021, an
+    // Nsight profile: ~130 us of pre-launch work and ~250 us of launch per gather), so nothing
+    // overlaps them. 0: a module's (or block's) parameters are gathered as one collective.
+    double per_tensor_gather_host_s = 0;
 };
 
 // What the framework offers when a layout knob is left open (null in a published run, open in
