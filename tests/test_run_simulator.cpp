@@ -442,8 +442,8 @@ TEST_CASE("Every trial matches the run stepped save by save: same draws, same ev
     // The Llama 3 405B preset's processes over 2,048 nodes (gpu, software, host, switch, NIC per
     // 1,000 node-days; Dubey et al. 2024, Table 5), 16 spares repaired in 24 h, maintenance every
     // 27.6 h; then the same with Weibull gaps, asynchronous saves (shorter and longer than the
-    // interval), no spares (each repair 1 h) and one spare repaired in 6 h, and exponential
-    // maintenance gaps.
+    // interval), no spares (each repair 1 h) and one spare repaired in 6 h, exponential
+    // maintenance gaps, and nine processes.
     RunModel base = simple_model(20 * 24 * kHour, 900, 7, 0, 0);
     const double nodes = 2048;
     for (auto [name, rate, spare] : {std::tuple{"gpu", 2.42332, true}, {"software", 0.56966, false}, {"host", 0.41594, true},
@@ -472,6 +472,9 @@ TEST_CASE("Every trial matches the run stepped save by save: same draws, same ev
     one_spare.recovery.hot_spares = 1;
     one_spare.recovery.replacement_s = 6 * kHour;
     models.emplace_back("one spare", one_spare);
+    RunModel nine = base;  // past the eight processes compared as a knockout: a scan
+    for (const char* extra : {"a", "b", "c", "d"}) nine.failures.push_back({extra, GapKind::Exponential, 40 * kHour, 1.0, false});
+    models.emplace_back("nine processes", nine);
 
     TrialResult fast;
     for (const auto& [name, m] : models) {

@@ -38,6 +38,29 @@ double draw_gap(Rng& rng, GapKind gap, double scale, double shape) {
     return scale;
 }
 
+// floor(x) for x >= 1: below 2^62 a conversion to an integer truncates, and truncation is floor
+// for positive numbers (exact: such an x and its integer part are both doubles).
+double whole_part(double x) {
+    return x < 0x1p62 ? static_cast<double>(static_cast<std::int64_t>(x)) : std::floor(x);
+}
+
+// A pending failure: when, and of which process.
+struct Pending {
+    double time;
+    std::size_t cause;
+};
+
+// The earlier of two pending failures, `a` on a tie (callers pass the lower-numbered process
+// first). Arithmetic on the comparison rather than a branch on it (a compiler turns a choice
+// between two structs into a jump): a minimum, and the cause picked by a mask.
+Pending earlier(Pending a, Pending b) {
+    const std::size_t pick_b = std::size_t{0} - static_cast<std::size_t>(b.time < a.time);  // all ones or zero
+    return {b.time < a.time ? b.time : a.time, a.cause ^ ((a.cause ^ b.cause) & pick_b)};
+}
+
+// Failure processes compared as a knockout of pairs (a preset has five).
+constexpr std::size_t kFailureSlots = 8;
+
 // The hot spares and the failed nodes in repair. Every node goes to repair at the current time
 // and comes back a fixed `replacement_s` later, and a trial's time only moves forward, so the
 // nodes return in the order they left: a ring buffer in that order is the pool's queue, and its
@@ -124,20 +147,24 @@ private:
                              "restart cost, add spares, or checkpoint more often");
     }
 
-    // The earliest pending failure and its cause (the lowest-numbered on a tie), over locals: the
-    // members would be stored and reloaded at every step of the loop.
+    // The earliest pending failure and its cause (the lowest-numbered on a tie). Up to
+    // kFailureSlots processes (the slots past the last never fail), as a knockout of pairs: three
+    // rounds of independent comparisons instead of a chain of eight, and selects, not branches,
+    // since which process fails next is random. Beyond that, a scan in process order.
     void refresh_next_failure() {
         const double* next = next_failure_.data();
-        const std::size_t n = next_failure_.size();
-        double soonest = kNever;
-        std::size_t cause = soonest_cause_;
-        for (std::size_t k = 0; k < n; ++k) {
-            const bool sooner = next[k] < soonest;  // selects, not branches: the order is random
-            cause = sooner ? k : cause;
-            soonest = sooner ? next[k] : soonest;
+        Pending soonest{kNever, soonest_cause_};
+        if (next_failure_.size() == kFailureSlots) {
+            Pending round[kFailureSlots / 2];
+            for (std::size_t k = 0; k < kFailureSlots / 2; ++k)
+                round[k] = earlier({next[2 * k], 2 * k}, {next[2 * k + 1], 2 * k + 1});
+            soonest = earlier(earlier(round[0], round[1]), earlier(round[2], round[3]));
+            if (!(soonest.time < kNever)) soonest.cause = soonest_cause_;
+        } else {
+            for (std::size_t k = 0; k < next_failure_.size(); ++k) soonest = earlier(soonest, {next[k], k});
         }
-        soonest_failure_ = soonest;
-        soonest_cause_ = cause;
+        soonest_failure_ = soonest.time;
+        soonest_cause_ = soonest.cause;
     }
 
     // Whole cycles of (compute an interval, save) that end before the next failure or
@@ -153,7 +180,7 @@ private:
         // At most one cycle ahead: ahead / cycle <= 1, so fewer than the two cycles worth a skip
         // (the common case right before an interruption, decided without a division).
         if (!(ahead > cycle_s_)) return;
-        double cycles = std::floor(ahead / cycle_s_);
+        double cycles = whole_part(ahead / cycle_s_);
         if (cycles > 0 && t_ + cycles * cycle_s_ >= horizon) cycles -= 1;
         cycles = std::min(cycles, cycles_left_bound(cycles));
         if (cycles < 2) return;
@@ -305,7 +332,7 @@ private:
         write_pending_ = false;
         durable_ = work_;
         segment_start_ = work_;
-        for (std::size_t k = 0; k < next_failure_.size(); ++k)
+        for (std::size_t k = 0; k < m_.failures.size(); ++k)
             while (next_failure_[k] < t_) next_failure_[k] = draw_failure_from(k, next_failure_[k]);
         refresh_next_failure();
         next_maintenance_ = draw_maintenance();
@@ -380,7 +407,9 @@ double RunSummary::lost_work_s() const {
 
 RunSimulator::RunSimulator(const RunModel& model) : model_(model) {
     check_run_model(model);
-    next_failure_.resize(model.failures.size());
+    // Slots past the last process stay at "never" for every trial.
+    const std::size_t processes = model.failures.size();
+    next_failure_.assign(processes <= kFailureSlots ? kFailureSlots : processes, kNever);
     for (const auto& f : model.failures) scales_.push_back(gap_scale(f.gap, f.mean_s, f.shape));
     scales_.push_back(gap_scale(model.maintenance.gap, model.maintenance.mean_gap_s, 1.0));
     repairs_.reserve(static_cast<std::size_t>(model.recovery.hot_spares));
