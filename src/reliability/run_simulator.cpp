@@ -58,7 +58,8 @@ Pending earlier(Pending a, Pending b) {
     return {b.time < a.time ? b.time : a.time, a.cause ^ ((a.cause ^ b.cause) & pick_b)};
 }
 
-// Failure processes compared as a knockout of pairs (a preset has five).
+// Failure processes compared as a knockout of pairs (a preset has five): three rounds, written
+// out in refresh_next_failure().
 constexpr std::size_t kFailureSlots = 8;
 
 // The hot spares and the failed nodes in repair. Every node goes to repair at the current time
@@ -70,7 +71,7 @@ class SparePool {
 public:
     SparePool(std::vector<double>& ring, int spares, double repair_s)
         : ring_(ring), spares_(spares), repair_s_(repair_s) {
-        ring_.assign(static_cast<std::size_t>(spares), 0.0);  // spares + nodes in repair never exceed it
+        ring_.resize(static_cast<std::size_t>(spares));  // spares + nodes in repair never exceed it; read from head_ only
     }
 
     // Seconds until a replacement node is ready at time `now`: none with a spare at hand or a node
@@ -155,6 +156,7 @@ private:
         const double* next = next_failure_.data();
         Pending soonest{kNever, soonest_cause_};
         if (next_failure_.size() == kFailureSlots) {
+            static_assert(kFailureSlots == 8, "the rounds below are written for eight slots");
             Pending round[kFailureSlots / 2];
             for (std::size_t k = 0; k < kFailureSlots / 2; ++k)
                 round[k] = earlier({next[2 * k], 2 * k}, {next[2 * k + 1], 2 * k + 1});
