@@ -29,7 +29,7 @@ double gap_scale(GapKind gap, double mean, double shape) {
     return gap == GapKind::Weibull ? mean / std::tgamma(1.0 + 1.0 / shape) : mean;
 }
 
-double draw_gap(Rng& rng, GapKind gap, double scale, double shape) {
+double draw_gap(RngAhead& rng, GapKind gap, double scale, double shape) {
     switch (gap) {
         case GapKind::Exponential: return rng.exponential(scale);
         case GapKind::Weibull: return rng.weibull(shape, scale);
@@ -348,7 +348,7 @@ private:
 
     const RunModel& m_;
     const std::vector<double>& scales_;  // per failure process, then maintenance
-    Rng rng_;
+    RngAhead rng_;
     std::vector<double>& next_failure_;
     SparePool spares_;
     TrialResult& out_;
