@@ -473,15 +473,15 @@ void run_window(const RunModel& model, std::uint64_t seed, std::int64_t first, s
     auto work = [&](unsigned t) {
         RunSimulator sim(model);
         TrialResult r;
+        std::int64_t trial = 0;  // this thread's, not written into the shared errors per trial (false sharing)
         try {
             for (std::int64_t begin = next.fetch_add(kChunk); begin < count && !failed; begin = next.fetch_add(kChunk))
-                for (std::int64_t i = begin; i < std::min(begin + kChunk, count); ++i) {
-                    errors[t].first = i;
-                    sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(first + i)), r);
-                    store(r, rows.data() + static_cast<std::size_t>(i) * width);
+                for (trial = begin; trial < std::min(begin + kChunk, count); ++trial) {
+                    sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(first + trial)), r);
+                    store(r, rows.data() + static_cast<std::size_t>(trial) * width);
                 }
         } catch (...) {
-            errors[t].second = std::current_exception();
+            errors[t] = {trial, std::current_exception()};
             failed = true;
         }
     };
