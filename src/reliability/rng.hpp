@@ -38,16 +38,41 @@ public:
     double uniform_open0() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
 
     // Exponential with the given mean, by inversion.
-    double exponential(double mean) { return -mean * std::log(uniform_open0()); }
+    double exponential(double mean) { return exponential_of(mean, std::log(uniform_open0())); }
 
     // Weibull with shape k and scale, by inversion: scale * (-ln U)^(1/k).
-    double weibull(double shape, double scale) {
-        return scale * std::pow(-std::log(uniform_open0()), 1.0 / shape);
-    }
+    double weibull(double shape, double scale) { return weibull_of(shape, scale, std::log(uniform_open0())); }
+
+    // The inversions, from ln U.
+    static double exponential_of(double mean, double log_u) { return -mean * log_u; }
+    static double weibull_of(double shape, double scale, double log_u) { return scale * std::pow(-log_u, 1.0 / shape); }
 
 private:
     static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
     std::uint64_t s_[4]{};
+};
+
+// Rng's draws, to the bit, with the logarithm of the next uniform computed one draw ahead: a
+// draw takes the logarithm ready since the draw before, and the next one is computed while the
+// caller goes on, off the chain of steps that wait for the draw.
+class RngAhead {
+public:
+    explicit RngAhead(std::uint64_t seed) : rng_(seed), log_u_(std::log(rng_.uniform_open0())) {}
+    double exponential(double mean) {
+        const double x = Rng::exponential_of(mean, log_u_);
+        advance();
+        return x;
+    }
+    double weibull(double shape, double scale) {
+        const double x = Rng::weibull_of(shape, scale, log_u_);
+        advance();
+        return x;
+    }
+
+private:
+    void advance() { log_u_ = std::log(rng_.uniform_open0()); }
+    Rng rng_;
+    double log_u_;
 };
 
 // The seed of trial `trial` of a study seeded with `seed`: each trial has its own stream, so a

@@ -6,7 +6,6 @@
 #include <iterator>
 #include <thread>
 #include <cmath>
-#include <functional>
 #include <limits>
 
 #include <fmt/format.h>
@@ -30,7 +29,7 @@ double gap_scale(GapKind gap, double mean, double shape) {
     return gap == GapKind::Weibull ? mean / std::tgamma(1.0 + 1.0 / shape) : mean;
 }
 
-double draw_gap(Rng& rng, GapKind gap, double scale, double shape) {
+double draw_gap(RngAhead& rng, GapKind gap, double scale, double shape) {
     switch (gap) {
         case GapKind::Exponential: return rng.exponential(scale);
         case GapKind::Weibull: return rng.weibull(shape, scale);
@@ -39,42 +38,97 @@ double draw_gap(Rng& rng, GapKind gap, double scale, double shape) {
     return scale;
 }
 
+// floor(x) for x >= 1: below 2^62 a conversion to an integer truncates, and truncation is floor
+// for positive numbers (exact: such an x and its integer part are both doubles).
+double whole_part(double x) {
+    return x < 0x1p62 ? static_cast<double>(static_cast<std::int64_t>(x)) : std::floor(x);
+}
+
+// A pending failure: when, and of which process.
+struct Pending {
+    double time;
+    std::size_t cause;
+};
+
+// The earlier of two pending failures, `a` on a tie (callers pass the lower-numbered process
+// first). Arithmetic on the comparison rather than a branch on it (a compiler turns a choice
+// between two structs into a jump): a minimum, and the cause picked by a mask.
+Pending earlier(Pending a, Pending b) {
+    const std::size_t pick_b = std::size_t{0} - static_cast<std::size_t>(b.time < a.time);  // all ones or zero
+    return {b.time < a.time ? b.time : a.time, a.cause ^ ((a.cause ^ b.cause) & pick_b)};
+}
+
+// Failure processes compared as a knockout of pairs (a preset has five): three rounds, written
+// out in refresh_next_failure().
+constexpr std::size_t kFailureSlots = 8;
+
+// The hot spares and the failed nodes in repair. Every node goes to repair at the current time
+// and comes back a fixed `replacement_s` later, and a trial's time only moves forward, so the
+// nodes return in the order they left: a ring buffer in that order is the pool's queue, and its
+// front is the earliest return (what a min-heap would give, without its sifting). A node back
+// from repair stays in the ring until it is needed: it is a spare whenever its time has passed.
+class SparePool {
+public:
+    SparePool(std::vector<double>& ring, int spares, double repair_s)
+        : ring_(ring), spares_(spares), repair_s_(repair_s) {
+        ring_.resize(static_cast<std::size_t>(spares));  // spares + nodes in repair never exceed it; read from head_ only
+    }
+
+    // Seconds until a replacement node is ready at time `now`: none with a spare at hand or a node
+    // back from repair, else until the earliest repair ends. The failed node goes to repair and
+    // returns to the pool `replacement_s` later. Without spares the job waits for its own node.
+    double take(double now) {
+        if (ring_.empty()) return repair_s_;
+        double wait = 0;
+        if (spares_ > 0) {
+            --spares_;  // spares never used before come first; the ring holds every node used since
+        } else {
+            wait = std::max(ring_[head_] - now, 0.0);
+            if (++head_ == ring_.size()) head_ = 0;
+            --in_repair_;
+        }
+        std::size_t slot = head_ + in_repair_;
+        if (slot >= ring_.size()) slot -= ring_.size();
+        ring_[slot] = now + repair_s_;
+        ++in_repair_;
+        return wait;
+    }
+
+private:
+    std::vector<double>& ring_;
+    int spares_;  // never used: the ring holds the rest, in repair or back from it
+    double repair_s_;
+    std::size_t head_ = 0;
+    std::size_t in_repair_ = 0;
+};
+
 // The state of one trial and the steps it moves through. Members, not locals, so that each
-// step is a small function.
+// step is a small function. Every random draw happens at the same point of the trial, in the
+// same order, and every time is computed by the same arithmetic, whatever shortcut a step takes.
 class Trial {
 public:
     Trial(const RunModel& m, const std::vector<double>& scales, std::uint64_t seed,
           std::vector<double>& next_failure, std::vector<double>& repairs, TrialResult& out)
-        : m_(m), scales_(scales), rng_(seed), next_failure_(next_failure), repairs_(repairs),
-          out_(out), maintenance_cause_(m.failures.size()) {}
+        : m_(m), scales_(scales), rng_(seed), next_failure_(next_failure),
+          spares_(repairs, m.recovery.hot_spares, m.recovery.replacement_s), out_(out),
+          maintenance_cause_(m.failures.size()), give_up_s_(kGiveUpFactor * m.work_s),
+          restart_s_(m.recovery.restart_s()), cycle_s_(m.checkpoint.interval_s + m.checkpoint.stall_s),
+          async_(m.checkpoint.async && m.checkpoint.write_s > 0),
+          periodic_(!async_ || m.checkpoint.write_s <= m.checkpoint.interval_s) {}
 
     void run() {
         for (std::size_t k = 0; k < m_.failures.size(); ++k) next_failure_[k] = draw_failure(k);
         refresh_next_failure();
         next_maintenance_ = m_.maintenance.mean_gap_s > 0 ? draw_maintenance() : kNever;
-        spares_ = m_.recovery.hot_spares;
-        repairs_.clear();
-        const double tau = m_.checkpoint.interval_s;
         const double total = m_.work_s;
         while (work_ < total) {
             check_progress();
             skip_quiet_cycles();
-            const double boundary = std::min(segment_start_ + tau, total);
-            const double reach = t_ + (boundary - work_);
-            if (next_maintenance_ <= reach && next_maintenance_ <= soonest_failure_) {
-                compute_until(std::max(next_maintenance_, t_));
-                planned_maintenance();
-                continue;
+            switch (advance()) {
+                case Stop::Failure: fail(soonest_cause_); break;
+                case Stop::Maintenance: planned_maintenance(); break;
+                case Stop::None: break;
             }
-            if (soonest_failure_ < reach) {
-                compute_until(soonest_failure_);
-                fail(soonest_cause_);
-                continue;
-            }
-            compute_until(reach);
-            work_ = boundary;  // exact, whatever the rounding of reach - t
-            if (work_ >= total) break;
-            save();
         }
         out_.wall_s = t_;
         out_.work_s = total;
@@ -87,20 +141,32 @@ private:
     }
 
     void check_progress() const {
-        if (t_ > kGiveUpFactor * m_.work_s)
+        if (t_ > give_up_s_)
             throw InputError("/reliability", "",
                              "the run does not finish: after 100x its failure-free time, failures still strike "
                              "before the job reaches its next durable checkpoint; lower the failure rates or the "
                              "restart cost, add spares, or checkpoint more often");
     }
 
+    // The earliest pending failure and its cause (the lowest-numbered on a tie). Up to
+    // kFailureSlots processes (the slots past the last never fail), as a knockout of pairs: three
+    // rounds of independent comparisons instead of a chain of eight, and selects, not branches,
+    // since which process fails next is random. Beyond that, a scan in process order.
     void refresh_next_failure() {
-        soonest_failure_ = kNever;
-        for (std::size_t k = 0; k < next_failure_.size(); ++k)
-            if (next_failure_[k] < soonest_failure_) {
-                soonest_failure_ = next_failure_[k];
-                soonest_cause_ = k;
-            }
+        const double* next = next_failure_.data();
+        Pending soonest{kNever, soonest_cause_};
+        if (next_failure_.size() == kFailureSlots) {
+            static_assert(kFailureSlots == 8, "the rounds below are written for eight slots");
+            Pending round[kFailureSlots / 2];
+            for (std::size_t k = 0; k < kFailureSlots / 2; ++k)
+                round[k] = earlier({next[2 * k], 2 * k}, {next[2 * k + 1], 2 * k + 1});
+            soonest = earlier(earlier(round[0], round[1]), earlier(round[2], round[3]));
+            if (!(soonest.time < kNever)) soonest.cause = soonest_cause_;
+        } else {
+            for (std::size_t k = 0; k < next_failure_.size(); ++k) soonest = earlier(soonest, {next[k], k});
+        }
+        soonest_failure_ = soonest.time;
+        soonest_cause_ = soonest.cause;
     }
 
     // Whole cycles of (compute an interval, save) that end before the next failure or
@@ -109,21 +175,22 @@ private:
     // previous write (write_s <= interval), so that every cycle is alike.
     void skip_quiet_cycles() {
         const CheckpointPolicy& c = m_.checkpoint;
-        const bool async = c.async && c.write_s > 0;
-        if (work_ != segment_start_ || (async && c.write_s > c.interval_s)) return;
+        if (work_ != segment_start_ || !periodic_) return;
         if (write_pending_ && write_done_ > t_ + c.interval_s) return;
-        const double cycle = c.interval_s + c.stall_s;
         const double horizon = std::min(soonest_failure_, next_maintenance_);
-        double cycles = std::floor((horizon - t_) / cycle);
-        if (cycles > 0 && t_ + cycles * cycle >= horizon) cycles -= 1;
-        // The last segment has no save and goes through the ordinary path.
-        cycles = std::min(cycles, std::ceil((m_.work_s - work_) / c.interval_s) - 1.0);
+        const double ahead = horizon - t_;
+        // At most one cycle ahead: ahead / cycle <= 1, so fewer than the two cycles worth a skip
+        // (the common case right before an interruption, decided without a division).
+        if (!(ahead > cycle_s_)) return;
+        double cycles = whole_part(ahead / cycle_s_);
+        if (cycles > 0 && t_ + cycles * cycle_s_ >= horizon) cycles -= 1;
+        cycles = std::min(cycles, cycles_left_bound(cycles));
         if (cycles < 2) return;
         work_ += cycles * c.interval_s;
-        t_ += cycles * cycle;
+        t_ += cycles * cycle_s_;
         out_.stall_s += cycles * c.stall_s;
         segment_start_ = work_;
-        if (async) {
+        if (async_) {
             write_pending_ = true;
             write_position_ = work_;
             write_done_ = t_ + c.write_s;
@@ -132,6 +199,17 @@ private:
             write_pending_ = false;
             durable_ = work_;
         }
+    }
+
+    // The last segment has no save and goes through the ordinary path: at most
+    // ceil(work left / interval) - 1 cycles. When `cycles` + 1 whole intervals fit in the work
+    // left, that bound is at least `cycles` (for cycles < 2^50 the rounding of the product and
+    // of the quotient cannot bring it below), and the division is not needed.
+    double cycles_left_bound(double cycles) const {
+        const double left = m_.work_s - work_;
+        const double interval = m_.checkpoint.interval_s;
+        if (cycles < 0x1p50 && left >= (cycles + 1.0) * interval) return cycles;
+        return std::ceil(left / interval) - 1.0;
     }
 
     // A checkpoint write in flight becomes durable once its end has passed.
@@ -148,34 +226,53 @@ private:
         settle_write(t_);
     }
 
-    // Blocks training until `until` (waiting for the previous write, then the stall); a failure
-    // in between wins. Returns whether the block finished.
-    bool block_until(double until, double& bucket) {
-        if (soonest_failure_ < until) {
-            bucket += soonest_failure_ - t_;
-            t_ = soonest_failure_;
-            settle_write(t_);
-            fail(soonest_cause_);
-            return false;
+    // What ended a step of the job: an interruption, or nothing (the job saved, or finished).
+    enum class Stop { None, Failure, Maintenance };
+
+    // Computes to the end of the segment and saves, or stops at the interruption that comes
+    // first (the job's clock is then at it).
+    Stop advance() {
+        const double total = m_.work_s;
+        const double boundary = std::min(segment_start_ + m_.checkpoint.interval_s, total);
+        const double reach = t_ + (boundary - work_);
+        if (next_maintenance_ <= std::min(reach, soonest_failure_)) {  // one branch, not two
+            compute_until(std::max(next_maintenance_, t_));
+            return Stop::Maintenance;
         }
-        bucket += until - t_;
-        t_ = until;
-        settle_write(t_);
-        return true;
+        if (soonest_failure_ < reach) {
+            compute_until(soonest_failure_);
+            return Stop::Failure;
+        }
+        compute_until(reach);
+        work_ = boundary;  // exact, whatever the rounding of reach - t
+        if (work_ >= total) return Stop::None;
+        return save() ? Stop::None : Stop::Failure;
     }
 
-    void save() {
+    // Blocks training for the save (waiting for the previous write, then the stall); a failure
+    // in between wins. Returns whether the save finished.
+    bool save() {
         const CheckpointPolicy& c = m_.checkpoint;
         const double start = write_pending_ ? std::max(t_, write_done_) : t_;
-        if (!block_until(start + c.stall_s, out_.stall_s)) return;
+        const double until = start + c.stall_s;
+        if (soonest_failure_ < until) {
+            out_.stall_s += soonest_failure_ - t_;
+            t_ = soonest_failure_;
+            settle_write(t_);
+            return false;
+        }
+        out_.stall_s += until - t_;
+        t_ = until;
+        settle_write(t_);
         segment_start_ = work_;
-        if (c.async && c.write_s > 0) {
+        if (async_) {
             write_pending_ = true;
             write_position_ = work_;
             write_done_ = t_ + c.write_s;
         } else {
             durable_ = work_;
         }
+        return true;
     }
 
     void fail(std::size_t cause) {
@@ -187,8 +284,7 @@ private:
         segment_start_ = durable_;
         next_failure_[cause] = draw_failure(cause);
         refresh_next_failure();
-        recover(cause, m_.recovery.detection_s, m_.failures[cause].needs_spare,
-                m_.recovery.restart_s());
+        recover(cause, m_.recovery.detection_s, m_.failures[cause].needs_spare, restart_s_);
     }
 
     // Detection, then a spare (or the wait for one), then the restart. A failure on the way
@@ -196,7 +292,7 @@ private:
     void recover(std::size_t cause, double detection, bool needs_spare, double restart) {
         for (;;) {
             check_progress();
-            const double wait = needs_spare ? take_spare() : 0.0;
+            const double wait = needs_spare ? spares_.take(t_) : 0.0;
             const double end = t_ + detection + wait + restart;
             const double elapsed = std::min(end, soonest_failure_) - t_;
             charge_recovery(cause, elapsed, detection, wait);
@@ -211,7 +307,7 @@ private:
             refresh_next_failure();
             detection = m_.recovery.detection_s;
             needs_spare = m_.failures[cause].needs_spare;
-            restart = m_.recovery.restart_s();
+            restart = restart_s_;
         }
     }
 
@@ -223,30 +319,6 @@ private:
         out_.detection_s += d;
         out_.spare_wait_s += w;
         out_.restart_s += elapsed - d - w;
-    }
-
-    // Seconds until a replacement node is ready; the failed node goes to repair and returns to
-    // the pool `replacement_s` later. Without spares the job waits for its own node.
-    double take_spare() {
-        const double repair = m_.recovery.replacement_s;
-        if (m_.recovery.hot_spares == 0) return repair;
-        auto later = std::greater<double>();
-        while (!repairs_.empty() && repairs_.front() <= t_) {
-            std::pop_heap(repairs_.begin(), repairs_.end(), later);
-            repairs_.pop_back();
-            ++spares_;
-        }
-        double wait = 0;
-        if (spares_ > 0) {
-            --spares_;
-        } else {
-            wait = repairs_.front() - t_;
-            std::pop_heap(repairs_.begin(), repairs_.end(), later);
-            repairs_.pop_back();
-        }
-        repairs_.push_back(t_ + repair);
-        std::push_heap(repairs_.begin(), repairs_.end(), later);
-        return wait;
     }
 
     // The job saves synchronously, stops, and restarts; failures in the window are repaired
@@ -262,7 +334,7 @@ private:
         write_pending_ = false;
         durable_ = work_;
         segment_start_ = work_;
-        for (std::size_t k = 0; k < next_failure_.size(); ++k)
+        for (std::size_t k = 0; k < m_.failures.size(); ++k)
             while (next_failure_[k] < t_) next_failure_[k] = draw_failure_from(k, next_failure_[k]);
         refresh_next_failure();
         next_maintenance_ = draw_maintenance();
@@ -276,11 +348,17 @@ private:
 
     const RunModel& m_;
     const std::vector<double>& scales_;  // per failure process, then maintenance
-    Rng rng_;
+    RngAhead rng_;
     std::vector<double>& next_failure_;
-    std::vector<double>& repairs_;
+    SparePool spares_;
     TrialResult& out_;
     std::size_t maintenance_cause_;
+    // Constants of the model, computed once.
+    double give_up_s_;  // a trial past this wall time does not converge
+    double restart_s_;  // reschedule + process start + load
+    double cycle_s_;    // interval + stall: one quiet cycle
+    bool async_;        // saves write in the background
+    bool periodic_;     // every quiet cycle is alike (no save waits for the previous write)
 
     double t_ = 0;
     double work_ = 0;
@@ -292,7 +370,6 @@ private:
     double soonest_failure_ = kNever;
     std::size_t soonest_cause_ = 0;
     double next_maintenance_ = kNever;
-    int spares_ = 0;
 };
 
 Estimate estimate(double sum, double sum_sq, std::int64_t n) {
@@ -332,10 +409,12 @@ double RunSummary::lost_work_s() const {
 
 RunSimulator::RunSimulator(const RunModel& model) : model_(model) {
     check_run_model(model);
-    next_failure_.resize(model.failures.size());
+    // Slots past the last process stay at "never" for every trial.
+    const std::size_t processes = model.failures.size();
+    next_failure_.assign(processes <= kFailureSlots ? kFailureSlots : processes, kNever);
     for (const auto& f : model.failures) scales_.push_back(gap_scale(f.gap, f.mean_s, f.shape));
     scales_.push_back(gap_scale(model.maintenance.gap, model.maintenance.mean_gap_s, 1.0));
-    repairs_.reserve(static_cast<std::size_t>(model.recovery.hot_spares) + 1);
+    repairs_.reserve(static_cast<std::size_t>(model.recovery.hot_spares));
 }
 
 void RunSimulator::run_trial(std::uint64_t seed, TrialResult& out) {
@@ -394,15 +473,15 @@ void run_window(const RunModel& model, std::uint64_t seed, std::int64_t first, s
     auto work = [&](unsigned t) {
         RunSimulator sim(model);
         TrialResult r;
+        std::int64_t trial = 0;  // this thread's, not written into the shared errors per trial (false sharing)
         try {
             for (std::int64_t begin = next.fetch_add(kChunk); begin < count && !failed; begin = next.fetch_add(kChunk))
-                for (std::int64_t i = begin; i < std::min(begin + kChunk, count); ++i) {
-                    errors[t].first = i;
-                    sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(first + i)), r);
-                    store(r, rows.data() + static_cast<std::size_t>(i) * width);
+                for (trial = begin; trial < std::min(begin + kChunk, count); ++trial) {
+                    sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(first + trial)), r);
+                    store(r, rows.data() + static_cast<std::size_t>(trial) * width);
                 }
         } catch (...) {
-            errors[t].second = std::current_exception();
+            errors[t] = {trial, std::current_exception()};
             failed = true;
         }
     };

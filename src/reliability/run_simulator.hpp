@@ -47,7 +47,7 @@ private:
     const RunModel& model_;
     std::vector<double> scales_;       // scale of each gap distribution (for its mean)
     std::vector<double> next_failure_;
-    std::vector<double> repairs_;  // min-heap of times at which repaired nodes become spares
+    std::vector<double> repairs_;  // ring of the times at which nodes in repair become spares again
 };
 
 struct Estimate {
