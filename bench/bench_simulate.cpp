@@ -1,7 +1,8 @@
 // The step simulator's speed and memory: one step of Llama 3 405B on 16,384 H100s (TP 8, PP 16,
 // DP 128, interleaved vp 4, microbatch 1, 2,048 x 8,192 tokens; targets 200 ms, 500 MB), then the
 // same layout with the global batch raised to 65,536 microbatches per step (issue 18's target:
-// <= 2 s and <= 500 MB). `bench_simulate M [VP]` simulates M microbatches only.
+// <= 2 s and <= 500 MB). `bench_simulate M [VP]` simulates M microbatches only: the peak RSS
+// it prints is the process's, so run it alone for one case's memory.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,19 +21,28 @@ double peak_mb() {
     return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+// User and system CPU seconds of this process so far: on a shared machine the wall clock
+// measures the neighbours too.
+double cpu_seconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+    return s(usage.ru_utime) + s(usage.ru_stime);
+}
+
 void many_microbatches(Scenario s, std::int64_t microbatches, std::int64_t vp) {
     s.layout.vp = vp;
     Layout l = resolve_layout(s, s.layout);
     s.training.global_batch = microbatches * l.dp * l.microbatch;
     l = resolve_layout(s, s.layout);
     const StepContext ctx(s);
-    const double before = peak_mb();
+    const double before = peak_mb(), cpu0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     const Simulation sim = simulate(ctx, l);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%lld microbatches, pp %lld vp %lld: %zu tasks in %.2f s (%.0f ns per task), step %.1f s; peak RSS %.0f MB (%.0f MB before)\n",
-                static_cast<long long>(microbatches), static_cast<long long>(l.pp), static_cast<long long>(l.vp), sim.engine.task_count(),
-                seconds, seconds * 1e9 / static_cast<double>(sim.engine.task_count()), sim.result.step_time_s, peak_mb(), before);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), cpu = cpu_seconds() - cpu0;
+    std::printf("%lld microbatches, pp %lld vp %lld: %zu tasks in %.2f s CPU, %.2f s wall (%.0f ns CPU per task), step %.1f s; peak RSS %.0f MB (%.0f MB before)\n",
+                static_cast<long long>(microbatches), static_cast<long long>(l.pp), static_cast<long long>(l.vp), sim.engine.task_count(), cpu,
+                seconds, cpu * 1e9 / static_cast<double>(sim.engine.task_count()), sim.result.step_time_s, peak_mb(), before);
 }
 }  // namespace
 

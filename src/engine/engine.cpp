@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <queue>
 #include <sstream>
-#include <tuple>
 
 #include "core/error.hpp"
 #include "core/hash_mix.hpp"
@@ -11,8 +10,7 @@
 namespace sextant {
 
 void Engine::reserve(std::size_t tasks) {
-    kind_of_.reserve(tasks);
-    out_.reserve(tasks);
+    slots_.reserve(tasks);
     pending_.reserve(tasks);
 }
 
@@ -45,11 +43,10 @@ std::uint32_t Engine::kind(StreamId stream, TimeNs duration, std::uint16_t categ
 
 TaskId Engine::add_task(StreamId stream, TimeNs duration, std::uint16_t category, std::uint32_t label) {
     const std::size_t n = task_count();
-    // Task ids share out_'s word with arena indices (kArena marks those).
+    // Task ids share Slot::out with arena indices (kArena marks those).
     if (n >= kArena) throw InternalError("the discrete-event engine holds at most 2^31 tasks");
     const auto id = static_cast<TaskId>(n);
-    kind_of_.push_back(kind(stream, std::max<TimeNs>(duration, 0), category));
-    out_.push_back(kNone);
+    slots_.push_back({kind(stream, std::max<TimeNs>(duration, 0), category), kNone});
     pending_.push_back(0);
     if (label != 0 && labels_.empty()) labels_.assign(n, 0);
     if (!labels_.empty()) labels_.push_back(label);
@@ -68,24 +65,25 @@ void Engine::add_pending(TaskId t) {
     } else ++p;
 }
 
-bool Engine::release(TaskId t) {
-    std::uint8_t& p = pending_[t];
-    if (p != kManyPending) return --p == 0;
+bool Engine::release(TaskId t, std::uint64_t& word) {
+    const auto p = static_cast<std::uint8_t>(word >> kPendingShift);
+    if (p != kManyPending) {
+        word -= std::uint64_t{1} << kPendingShift;
+        return p == 1;
+    }
     const auto it = many_pending_.find(t);
     if (--it->second == kManyPending - 1) {
-        p = kManyPending - 1;
+        word -= std::uint64_t{1} << kPendingShift;
         many_pending_.erase(it);
     }
     return false;
 }
 
-std::uint32_t Engine::pending(TaskId t) const { return pending_[t] == kManyPending ? many_pending_.at(t) : pending_[t]; }
-
 void Engine::add_dependency(TaskId before, TaskId after, TimeNs delay) {
     add_pending(after);
     // Appended at the list's tail: dependents are visited in the order they were added, which
     // fixes the order of events at equal times.
-    std::uint32_t& out = out_[before];
+    std::uint32_t& out = slots_[before].out;
     if (out == kNone && delay == 0) {
         out = after;
         return;
@@ -118,15 +116,26 @@ TaskId Engine::head_task(StreamId s) const {
 }
 
 namespace {
-// (time, insertion sequence, task): equal times run in the order they were scheduled.
-using Event = std::tuple<TimeNs, std::uint64_t, TaskId>;
+// A task's end: equal times run in the order they were scheduled (the sequence is unique).
+struct Event {
+    TimeNs time;
+    std::uint64_t sequence;
+    TaskId task;
+};
+struct Later {
+    bool operator()(const Event& a, const Event& b) const { return a.time != b.time ? a.time > b.time : a.sequence > b.sequence; }
+};
 }  // namespace
 
 TimeNs Engine::run() {
     const std::size_t n = task_count();
     // Scratch of the run only: when each task's dependencies let it start, and, with records
     // kept, its start and start order.
-    std::vector<TimeNs> ready_at(n, 0), start;
+    // Each task's word: its pending count (from pending_, freed) and its ready time.
+    std::vector<std::uint64_t> words(n);
+    for (std::size_t t = 0; t < n; ++t) words[t] = std::uint64_t{pending_[t]} << kPendingShift;
+    std::vector<std::uint8_t>().swap(pending_);
+    std::vector<TimeNs> start;
     std::vector<std::uint32_t> sequence_of;
     if (keep_records_) {
         start.assign(n, -1);
@@ -136,7 +145,7 @@ TimeNs Engine::run() {
     for (const Kind& k : kinds_) categories = std::max<std::uint16_t>(categories, static_cast<std::uint16_t>(k.category + 1));
     latest_end_.assign(categories, -1);
 
-    std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+    std::priority_queue<Event, std::vector<Event>, Later> events;
     std::uint64_t sequence = 0;
     std::uint32_t started = 0;
     std::size_t finished = 0;
@@ -151,9 +160,10 @@ TimeNs Engine::run() {
             Head& head = heads_[s];
             if (head.running) continue;
             const TaskId t = head_task(s);
-            if (t == kNone || pending_[t] != 0) continue;
-            const Kind& k = kinds_[kind_of_[t]];
-            const TimeNs begin = std::max({now, ready_at[t], stream_free_[s]}), end = begin + k.duration;
+            if (t == kNone || (words[t] >> kPendingShift) != 0) continue;
+            const Slot slot = slots_[t];
+            const Kind& k = kinds_[slot.kind];
+            const TimeNs begin = std::max({now, static_cast<TimeNs>(words[t] & kReadyMask), stream_free_[s]}), end = begin + k.duration;
             head.running = true;
             if (keep_records_) {
                 start[t] = begin;
@@ -162,12 +172,15 @@ TimeNs Engine::run() {
             ++started;
             stream_free_[s] = end;
             latest_end_[k.category] = std::max(latest_end_[k.category], end);
-            events.emplace(end, sequence++, t);
+            events.push({end, sequence++, t});
             auto visit = [&](TaskId to, TimeNs delay) {
-                ready_at[to] = std::max(ready_at[to], end + delay);
-                if (release(to)) to_try.push_back(stream(to));
+                std::uint64_t& word = words[to];
+                const TimeNs ready = end + delay;
+                if (static_cast<std::uint64_t>(ready) > kReadyMask) throw InternalError("the discrete-event engine's times end at 2^56 ns (2.3 years)");
+                if (static_cast<std::uint64_t>(ready) > (word & kReadyMask)) word = (word & ~kReadyMask) | static_cast<std::uint64_t>(ready);
+                if (release(to, word)) to_try.push_back(stream(to));
             };
-            const std::uint32_t out = out_[t];
+            const std::uint32_t out = slot.out;
             if (out == kNone) continue;
             if ((out & kArena) == 0) visit(out, 0);
             else
@@ -177,8 +190,8 @@ TimeNs Engine::run() {
     for (StreamId s = 0; s < streams_.size(); ++s) start_ready(s, 0);
     TimeNs makespan = 0;
     while (!events.empty()) {
-        const auto [now, seq, t] = events.top();
-        (void)seq;
+        const TimeNs now = events.top().time;
+        const TaskId t = events.top().task;
         events.pop();
         ++finished;
         makespan = std::max(makespan, now);
@@ -191,11 +204,11 @@ TimeNs Engine::run() {
         }
         start_ready(s, now);
     }
-    if (finished != n) throw InternalError("deadlock in the step simulation:\n" + deadlock_report());
+    if (finished != n) throw InternalError("deadlock in the step simulation:\n" + deadlock_report(words));
     if (keep_records_) {
         records_.resize(n);
         for (TaskId t = 0; t < n; ++t) {
-            const Kind& k = kinds_[kind_of_[t]];
+            const Kind& k = kinds_[slots_[t].kind];
             records_[t] = {k.stream, k.duration, start[t], start[t] + k.duration, k.category, labels_.empty() ? 0 : labels_[t], sequence_of[t]};
         }
     }
@@ -209,7 +222,7 @@ const std::vector<TaskRecord>& Engine::tasks() const {
     return records_;
 }
 
-std::string Engine::deadlock_report() const {
+std::string Engine::deadlock_report(const std::vector<std::uint64_t>& words) const {
     // A deadlock leaves no task running: the tasks before each stream's head are the finished ones.
     std::vector<bool> done(task_count(), false);
     for (StreamId s = 0; s < streams_.size(); ++s) {
@@ -220,7 +233,7 @@ std::string Engine::deadlock_report() const {
         }
     }
     auto feeds = [&](TaskId u, TaskId t) {
-        const std::uint32_t out = out_[u];
+        const std::uint32_t out = slots_[u].out;
         if (out == kNone) return false;
         if ((out & kArena) == 0) return out == t;
         for (std::uint32_t i = out & ~kArena; i != kNone; i = edges_[i].next)
@@ -231,7 +244,8 @@ std::string Engine::deadlock_report() const {
     for (StreamId s = 0; s < streams_.size(); ++s) {
         const TaskId t = head_task(s);
         if (t == kNone) continue;
-        const std::uint32_t waiting = pending(t);
+        const auto count = static_cast<std::uint8_t>(words[t] >> kPendingShift);
+        const std::uint32_t waiting = count == kManyPending ? many_pending_.at(t) : count;
         out << "  stream '" << streams_[s].name << "' (group " << streams_[s].group << ") waits at task " << t << " on " << waiting
             << " unfinished dependenc" << (waiting == 1 ? "y" : "ies");
         std::vector<std::string> waits;

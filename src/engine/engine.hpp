@@ -7,11 +7,13 @@
 //
 // Memory grows by about 9 bytes a task while building and 17 while running (issue 18: a step of
 // 16.6 million tasks within 500 MB): a task is one index into a table of kinds (its stream,
-// duration and category, which most tasks share), a stream's tasks are runs of consecutive ids,
-// a task's first dependent sits inline in one word (the arena holds the rest and any delay), and
-// its count of unfinished dependencies is one byte (a side table holds counts past 254). Start
-// times and start order are kept per task only when asked for (traces, tests); otherwise a run
-// keeps each category's latest end and nothing per task.
+// duration and category, which most tasks share) beside one word for its first dependent (the
+// arena holds the rest and any delay), a stream's tasks are runs of consecutive ids, and a
+// task's count of unfinished dependencies is one byte (a side table holds counts past 254),
+// which the run packs with the task's ready time into one word: a dependent's update then
+// touches one cache line, not two. Start times and start order are kept per task only when
+// asked for (traces, tests); otherwise a run keeps each category's latest end and nothing per
+// task.
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -60,10 +62,10 @@ public:
     // Runs to completion; returns the makespan. Throws InternalError on a deadlock.
     TimeNs run();
 
-    std::size_t task_count() const { return kind_of_.size(); }
-    StreamId stream(TaskId t) const { return kinds_[kind_of_[t]].stream; }
-    TimeNs duration(TaskId t) const { return kinds_[kind_of_[t]].duration; }
-    std::uint16_t category(TaskId t) const { return kinds_[kind_of_[t]].category; }
+    std::size_t task_count() const { return slots_.size(); }
+    StreamId stream(TaskId t) const { return kinds_[slots_[t].kind].stream; }
+    TimeNs duration(TaskId t) const { return kinds_[slots_[t].kind].duration; }
+    std::uint16_t category(TaskId t) const { return kinds_[slots_[t].kind].category; }
     std::uint32_t label(TaskId t) const { return labels_.empty() ? 0 : labels_[t]; }
     // After run(): the latest end of a task of `category`, -1 if none ran.
     TimeNs latest_end(std::uint16_t category) const;
@@ -73,9 +75,18 @@ public:
 
 private:
     static constexpr std::uint32_t kNone = 0xffffffffu;
-    static constexpr std::uint32_t kArena = 0x80000000u;  // out_: an arena list's index, not a task
-    static constexpr std::uint8_t kManyPending = 255;     // pending_: the count is in many_pending_
+    static constexpr std::uint32_t kArena = 0x80000000u;  // Slot::out: an arena list's index, not a task
+    static constexpr std::uint8_t kManyPending = 255;     // a pending count in many_pending_
+    // The run's word per task: its unfinished dependencies in the top byte, its ready time below.
+    static constexpr int kPendingShift = 56;
+    static constexpr std::uint64_t kReadyMask = (std::uint64_t{1} << kPendingShift) - 1;
 
+    struct Slot {
+        std::uint32_t kind;
+        // The task's dependents, in the order they were added: kNone, one task without delay,
+        // or kArena | the index of its list in edges_.
+        std::uint32_t out;
+    };
     struct Kind {
         TimeNs duration;
         StreamId stream;
@@ -98,10 +109,10 @@ private:
 
     std::uint32_t kind(StreamId stream, TimeNs duration, std::uint16_t category);
     void add_pending(TaskId t);
-    bool release(TaskId t);  // one dependency of t done; true when none is left
-    std::uint32_t pending(TaskId t) const;
+    // During run(): one dependency of t done (`word` is t's); true when none is left.
+    bool release(TaskId t, std::uint64_t& word);
     TaskId head_task(StreamId s) const;  // kNone once the stream is done
-    std::string deadlock_report() const;
+    std::string deadlock_report(const std::vector<std::uint64_t>& words) const;
 
     bool keep_records_ = true;
     std::vector<StreamInfo> streams_;
@@ -115,14 +126,11 @@ private:
     static constexpr std::size_t kStreamKinds = 16;
     std::vector<std::vector<std::uint32_t>> stream_kinds_;
     std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> kind_index_;  // by a hash of the kind
-    std::vector<std::uint32_t> kind_of_;  // per task
-    std::vector<std::uint32_t> labels_;   // per task once any label is not 0; empty before
-    // A task's dependents, in the order they were added: kNone, one task without delay, or
-    // kArena | the index of its list in edges_.
-    std::vector<std::uint32_t> out_;
+    std::vector<Slot> slots_;            // per task
+    std::vector<std::uint32_t> labels_;  // per task once any label is not 0; empty before
     std::vector<Edge> edges_;
     std::unordered_map<TaskId, std::uint32_t> edge_tail_;  // last edge of each arena list
-    std::vector<std::uint8_t> pending_;
+    std::vector<std::uint8_t> pending_;  // while building; run() moves it into its words
     std::unordered_map<TaskId, std::uint32_t> many_pending_;
 
     std::vector<TimeNs> latest_end_;  // per category, from the last run
