@@ -46,6 +46,7 @@ struct ScheduledTask {
 private:
     [[noreturn]] static void too_large();
 };
+static_assert(sizeof(ScheduledTask) == 16, "a step's orders hold one per compute task: keep it 16 bytes");
 
 // Where a stage's chunks sit on a microbatch's way through the model.
 //   Looped: chunk c of stage s is virtual stage c pp + s (GPipe, 1F1B, interleaved, ZB-H1).
