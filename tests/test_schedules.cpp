@@ -88,6 +88,18 @@ TEST_CASE("the schedule registry: one entry per schedule, its names those the sc
     CHECK(schedule_bit(kLastSchedule) * 2 - 1 == kEverySchedule);
 }
 
+TEST_CASE("a scheduled task refuses a microbatch or chunk its 32- and 16-bit fields cannot hold") {
+    const ScheduledTask t(Pass::Forward, (std::int64_t{1} << 31) - 1, (1 << 15) - 1, 7, 3);
+    CHECK(t.microbatch == (std::int64_t{1} << 31) - 1);
+    CHECK(t.chunk == (1 << 15) - 1);
+    CHECK(t.paired_microbatch == 7);
+    CHECK(t.paired_chunk == 3);
+    CHECK(ScheduledTask(Pass::Backward, 5, 1).paired_microbatch == -1);
+    CHECK_THROWS_AS(ScheduledTask(Pass::Forward, std::int64_t{1} << 31, 0), InternalError);
+    CHECK_THROWS_AS(ScheduledTask(Pass::Forward, 0, 1 << 15), InternalError);
+    CHECK_THROWS_AS(ScheduledTask(Pass::Forward, 0, 0, std::int64_t{1} << 40, 0), InternalError);
+}
+
 TEST_CASE("export names: each of PyTorch's pipelining schedules that torchtitan runs is one Sextant schedule's") {
     // get_schedule_class's names (pytorch/pytorch torch/distributed/pipelining/schedules.py at
     // 00722e64), less LoopedBFS and the two base classes, which no Sextant schedule models.

@@ -2,9 +2,12 @@
 // stragglers, determinism, traces and deadlock detection.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -145,6 +148,45 @@ TEST_CASE("the closed-form estimate agrees with the simulator on every schedule"
             CHECK(estimated.step_time_s >= simulated.step_time_s * (def.split_backward ? 0.995 : 0.999));
             CHECK(estimated.breakdown.compute == doctest::Approx(simulated.breakdown.compute).epsilon(1e-6));
         }
+    }
+}
+
+TEST_CASE("a step simulated without task records has the breakdown its records give, on every schedule") {
+    // simulate() keeps per-task times only for traces (issue 18: 16.6 million tasks in 500 MB);
+    // the breakdown comes from the engine's totals. The records of the same step must give it.
+    for (const ScheduleDef& def : schedules()) {
+        const std::string name = def.name;
+        CAPTURE(name);
+        const std::int64_t vp = def.chunks == 0 || def.placement == Placement::V ? 2 : 1;
+        const Scenario s = pipeline_scenario(4, 16, def.name, vp, framework_for(def.id));
+        const StepContext ctx(s);
+        const Layout l = resolve_layout(s, s.layout);
+        const Simulation bare = simulate(ctx, l), full = simulate(ctx, l, TaskLabels::Describe);
+        CHECK_THROWS_AS(bare.engine.tasks(), InternalError);
+        REQUIRE(bare.engine.task_count() == full.engine.tasks().size());
+        CHECK(bare.result.step_time_s == full.result.step_time_s);
+        CHECK(bare.result.critical_stage == full.result.critical_stage);
+        const auto items = bare.result.breakdown.items(), full_items = full.result.breakdown.items();
+        REQUIRE(items.size() == full_items.size());
+        for (std::size_t i = 0; i < items.size(); ++i) CHECK(items[i] == full_items[i]);
+        // From the records: the busiest stage, and its idle time until the last compute task
+        // ends, which the breakdown splits between transfers and the bubble.
+        std::vector<TimeNs> busy(4, 0), wait(4, 0);
+        TimeNs pipeline_end = 0;
+        for (const TaskRecord& t : full.engine.tasks()) {
+            const TaskKind kind = full.info[t.label].kind;
+            const std::uint32_t stage = full.engine.streams()[t.stream].group;
+            if (kind == TaskKind::GatherWait) wait[stage] += t.duration;
+            if (kind != TaskKind::Forward && kind != TaskKind::Backward && kind != TaskKind::Weight && kind != TaskKind::ForwardBackward) continue;
+            busy[stage] += t.duration;
+            pipeline_end = std::max(pipeline_end, t.end);
+        }
+        const auto critical = static_cast<std::size_t>(std::max_element(busy.begin(), busy.end()) - busy.begin());
+        CHECK(bare.result.critical_stage == static_cast<std::int64_t>(critical));
+        Breakdown parts;
+        add_task_parts(parts, plan_step(ctx, l).stages[critical], l, 16);
+        const double idle = static_cast<double>(pipeline_end - busy[critical] - wait[critical]) * 1e-9;
+        CHECK(bare.result.breakdown.pp + bare.result.breakdown.bubble == doctest::Approx(parts.pp + idle).epsilon(1e-9));
     }
 }
 
@@ -290,6 +332,57 @@ TEST_CASE("a negative delay starts a dependent while its predecessor still runs"
     CHECK(e.run() == 110);
     CHECK(e.tasks()[comm].start == 25);
     CHECK(e.tasks()[tail].start == 100);
+}
+
+TEST_CASE("the engine's totals without records: 1F1B's ends in closed form, a join on 300 tasks, a stream of many durations") {
+    // 1F1B with F = 1 us, B = 2 us per stage and no transfers (Narayanan et al. 2021): the last
+    // stage runs forward i from p F + i (F + B) - F, so the last forward ends at
+    // p F + (m - 1)(F + B), and the step at (m + p - 1)(F + B).
+    const std::int64_t p = 4, m = 300;
+    const TimeNs F = 1000, B = 2000, step = (m + p - 1) * (F + B);
+    const auto orders = schedule_def(Schedule::OneFOneB).order({p, 1, m}, {});
+    for (const bool keep : {true, false}) {
+        CAPTURE(keep);
+        Engine e;
+        e.keep_records(keep);
+        std::map<std::tuple<std::int64_t, bool, std::int64_t>, TaskId> ids;
+        for (std::int64_t s = 0; s < p; ++s) {
+            const StreamId stream = e.add_stream("compute", static_cast<std::uint32_t>(s));
+            for (const ScheduledTask& k : orders[static_cast<std::size_t>(s)]) {
+                const bool forward = k.pass == Pass::Forward;
+                ids[{s, forward, k.microbatch}] = e.add_task(stream, forward ? F : B, forward ? 0 : 1);
+            }
+        }
+        for (const auto& [key, id] : ids) {
+            const auto& [s, forward, mb] = key;
+            if (forward) e.add_dependency(id, ids.at({s + 1 < p ? s + 1 : s, s + 1 < p, mb}));
+            else if (s > 0) e.add_dependency(id, ids.at({s - 1, false, mb}));
+        }
+        // A join on every backward of stage 0: 300 dependencies, past the one-byte count.
+        const TaskId join = e.add_task(e.add_stream("join", 0), 0, 2);
+        for (std::int64_t mb = 0; mb < m; ++mb) e.add_dependency(ids.at({0, false, mb}), join);
+        CHECK(e.run() == step);
+        CHECK(e.latest_end(0) == p * F + (m - 1) * (F + B));
+        CHECK(e.latest_end(1) == step);
+        CHECK(e.latest_end(2) == step);
+        CHECK(e.latest_end(3) == -1);
+        if (keep) CHECK(e.tasks()[join].start == step);
+        else CHECK_THROWS_AS(e.tasks(), InternalError);
+    }
+    // 40 durations on one stream, twice: past the kinds a stream searches first, each task keeps
+    // its own. A task's first dependent (held inline) and a second one with a delay (both then
+    // in the arena) each hold their task back.
+    Engine e;
+    const StreamId one = e.add_stream("one", 0), other = e.add_stream("other", 1);
+    for (int round = 0; round < 2; ++round)
+        for (TimeNs d = 1; d <= 40; ++d) e.add_task(one, d);
+    for (TaskId t = 0; t < 80; ++t) CHECK(e.duration(t) == static_cast<TimeNs>(t % 40 + 1));
+    const TaskId a = e.add_task(other, 10), b = e.add_task(other, 5);
+    e.add_dependency(79, a);
+    e.add_dependency(79, b, -30);  // ready 10 ns into task 79, but behind `a` on its stream
+    CHECK(e.run() == 2 * 820 + 10 + 5);
+    CHECK(e.tasks()[a].start == 2 * 820);
+    CHECK(e.tasks()[b].start == 2 * 820 + 10);
 }
 
 TEST_CASE("overlapped gradient reduction: the simulator exposes what the closed form says") {

@@ -17,6 +17,10 @@ const std::vector<ScheduleDef>& registry() {
 }
 }  // namespace
 
+void ScheduledTask::too_large() {
+    throw InternalError("a scheduled task's microbatch or chunk is past its 32- or 16-bit field");
+}
+
 std::span<const ScheduleDef> schedules() { return registry(); }
 
 const ScheduleDef& schedule_def(Schedule s) { return registry().at(static_cast<std::size_t>(s)); }

@@ -21,15 +21,32 @@ enum class Schedule : std::uint8_t { GPipe, OneFOneB, Interleaved, ZeroBubbleH1,
 // plus the weight gradient unless the schedule splits that off); or the weight gradient alone (W).
 enum class Pass : std::uint8_t { Forward, Backward, Weight };
 
+// 16 bytes: a step's orders hold one per compute task (8.4 million for 65,536 microbatches at
+// pp 16, vp 4; issue 18), so microbatches are 32-bit and chunks 16-bit (the constructor refuses
+// more).
 struct ScheduledTask {
-    Pass pass = Pass::Forward;
-    std::int64_t microbatch = 0;
-    std::int64_t chunk = 0;
+    std::int32_t microbatch = 0;
     // DualPipe, DualPipeV: a forward run together with the backward of (paired_microbatch, paired_chunk),
     // each one's expert all-to-all under the other's compute; -1 when not paired.
-    std::int64_t paired_microbatch = -1;
-    std::int64_t paired_chunk = -1;
+    std::int32_t paired_microbatch = -1;
+    std::int16_t chunk = 0;
+    std::int16_t paired_chunk = -1;
+    Pass pass = Pass::Forward;
+
+    ScheduledTask() = default;
+    ScheduledTask(Pass p, std::int64_t mb, std::int64_t c, std::int64_t paired_mb = -1, std::int64_t paired_c = -1)
+        : microbatch(static_cast<std::int32_t>(mb)),
+          paired_microbatch(static_cast<std::int32_t>(paired_mb)),
+          chunk(static_cast<std::int16_t>(c)),
+          paired_chunk(static_cast<std::int16_t>(paired_c)),
+          pass(p) {
+        if (microbatch != mb || paired_microbatch != paired_mb || chunk != c || paired_chunk != paired_c) too_large();
+    }
+
+private:
+    [[noreturn]] static void too_large();
 };
+static_assert(sizeof(ScheduledTask) == 16, "a step's orders hold one per compute task: keep it 16 bytes");
 
 // Where a stage's chunks sit on a microbatch's way through the model.
 //   Looped: chunk c of stage s is virtual stage c pp + s (GPipe, 1F1B, interleaved, ZB-H1).

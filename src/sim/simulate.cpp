@@ -65,7 +65,13 @@ public:
             streams_.push_back({e.add_stream("compute", static_cast<std::uint32_t>(s)), e.add_stream("p2p", static_cast<std::uint32_t>(s)),
                                 e.add_stream("dp", static_cast<std::uint32_t>(s))});
         const std::vector<StageTimes> times = stage_times(plan_, l_);
-        const auto orders = def_.order(shape_, times);
+        auto orders = def_.order(shape_, times);
+        // At most one send per forward and backward, and per stage a gather wait, two
+        // reductions per chunk, an optimizer and a gather; the barrier.
+        std::size_t bound = static_cast<std::size_t>(l_.pp * (2 * chunks_ + 3) + 1);
+        for (const auto& order : orders)
+            for (const ScheduledTask& t : order) bound += t.paired_microbatch >= 0 ? 3 : 2;
+        e.reserve(bound);
         tasks_.assign(static_cast<std::size_t>(l_.pp * 2 * m_ * chunks_), 0);
         last_compute_.assign(static_cast<std::size_t>(l_.pp), 0);
         last_backward_.assign(static_cast<std::size_t>(l_.pp * chunks_), 0);
@@ -74,12 +80,17 @@ public:
             add_gather_wait(s);
             for (const ScheduledTask& t : orders[static_cast<std::size_t>(s)]) add_compute(s, t);
         }
-        for (std::int64_t s = 0; s < l_.pp; ++s)
-            for (const ScheduledTask& t : orders[static_cast<std::size_t>(s)]) {
+        for (std::int64_t s = 0; s < l_.pp; ++s) {
+            auto& order = orders[static_cast<std::size_t>(s)];
+            for (const ScheduledTask& t : order) {
                 if (t.pass == Pass::Weight) continue;
                 link(s, t.pass == Pass::Forward, t.microbatch, t.chunk);
                 if (t.paired_microbatch >= 0) link(s, false, t.paired_microbatch, t.paired_chunk);
             }
+            // Its sends are in: the stage's order is not needed again (the orders and the
+            // engine's tasks are never both whole in memory).
+            std::vector<ScheduledTask>().swap(order);
+        }
         add_step_end();
     }
 
@@ -199,8 +210,8 @@ private:
         if (seconds <= 0) {
             // Blocking point-to-point: the send is inside this task, which feeds the next directly.
             if (labels_) {
-                sim_.info[e.tasks()[self].label].consumer = consumer;
-                sim_.info[e.tasks()[self].label].peer_stage = to_stage;
+                sim_.info[e.label(self)].consumer = consumer;
+                sim_.info[e.label(self)].peer_stage = to_stage;
             }
         }
         const TaskId send = e.add_task(streams_[static_cast<std::size_t>(s)].send, ns(seconds), kSend,
@@ -321,20 +332,19 @@ private:
 // Splits the simulated step on the busiest stage, the one that paces the pipeline (as the closed
 // form does): its idle time until the last stage finishes is the bubble. The stage that finishes
 // last (the first, under 1F1B) would count the busiest stage's extra work as its own bubble.
-void account(const StepPlan& plan, const Layout& l, const Engine& e, StepResult& r) {
-    const auto& tasks = e.tasks();
+void account(const StepPlan& plan, const Layout& l, const Engine& e, TimeNs makespan, StepResult& r) {
     std::vector<double> busy(static_cast<std::size_t>(l.pp), 0.0), gather_wait(static_cast<std::size_t>(l.pp), 0.0);
-    TimeNs barrier = 0, makespan = 0, pipeline_end = 0;
-    for (const TaskRecord& t : tasks) {
-        const std::uint32_t stage = e.streams()[t.stream].group;
-        makespan = std::max(makespan, t.end);
-        if (t.category == kForward || t.category == kBackward || t.category == kWeight || t.category == kPair) {
-            pipeline_end = std::max(pipeline_end, t.end);
-            busy[stage] += sec(t.duration);
-        }
-        if (t.category == kGatherWait) gather_wait[stage] += sec(t.duration);
-        if (t.category == kBarrier) barrier = t.end;
+    // Summed in task order, as the tasks were added.
+    for (TaskId t = 0; t < e.task_count(); ++t) {
+        const std::uint16_t category = e.category(t);
+        const bool compute = category == kForward || category == kBackward || category == kWeight || category == kPair;
+        if (!compute && category != kGatherWait) continue;
+        const std::uint32_t stage = e.streams()[e.stream(t)].group;
+        (compute ? busy : gather_wait)[stage] += sec(e.duration(t));
     }
+    TimeNs pipeline_end = 0;
+    for (const Category c : {kForward, kBackward, kWeight, kPair}) pipeline_end = std::max(pipeline_end, e.latest_end(c));
+    const TimeNs barrier = std::max<TimeNs>(0, e.latest_end(kBarrier));
     const auto critical = static_cast<std::size_t>(std::max_element(busy.begin(), busy.end()) - busy.begin());
     r.critical_stage = static_cast<std::int64_t>(critical);
     Breakdown& b = r.breakdown;
@@ -386,11 +396,13 @@ Simulation simulate(const StepContext& ctx, const Layout& l, TaskLabels labels) 
     Simulation sim;
     const StepPlan plan = plan_step(ctx, l);
     const CommDetails comm = comm_details(ctx, l, plan);
+    // Per-task start times only for what shows tasks; the breakdown needs totals.
+    sim.engine.keep_records(labels == TaskLabels::Describe);
     Builder(plan, l, comm, labels == TaskLabels::Describe, sim).build();
-    sim.engine.run();
+    const TimeNs makespan = sim.engine.run();
     StepResult& r = sim.result;
     r.memory = estimate_memory(ctx.scenario(), l, ctx.traits());
-    account(plan, l, sim.engine, r);
+    account(plan, l, sim.engine, makespan, r);
     finish_result(ctx, l, r);
     return sim;
 }
