@@ -12,12 +12,17 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layout& l) {
     std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+    stage_layer_ranges(l, ranges);
+    return ranges;
+}
+
+void stage_layer_ranges(const Layout& l, std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
+    ranges.clear();
     std::int64_t first = 0;
     for (auto n : l.stage_layers) {
         ranges.emplace_back(first, first + n);
         first += n;
     }
-    return ranges;
 }
 
 StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64_t layer) {
