@@ -360,17 +360,21 @@ double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, c
 }  // namespace
 
 LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool moe) {
+    return analyse_groups(l, moe, [&](const GroupPlacement& p, bool all_to_all) { return network.analyse(p, all_to_all); });
+}
+
+LayoutGroups analyse_groups(const Layout& l, bool moe, const PlacementAnalyser& analyse) {
     LayoutGroups g;
-    g.tp = network.analyse(place_group(l, ParallelDim::TP));
-    g.cp = network.analyse(place_group(l, ParallelDim::CP));
-    g.pp = network.analyse(place_group(l, ParallelDim::PP));
-    g.dp_dense = network.analyse(place_group(l, {ParallelDim::DP, ParallelDim::CP}, DpPart::Shard));
-    if (l.dp_replicas() > 1) g.dp_replicas = network.analyse(place_group(l, {ParallelDim::DP}, DpPart::Replicas));
+    g.tp = analyse(place_group(l, ParallelDim::TP), false);
+    g.cp = analyse(place_group(l, ParallelDim::CP), false);
+    g.pp = analyse(place_group(l, ParallelDim::PP), false);
+    g.dp_dense = analyse(place_group(l, {ParallelDim::DP, ParallelDim::CP}, DpPart::Shard), false);
+    if (l.dp_replicas() > 1) g.dp_replicas = analyse(place_group(l, {ParallelDim::DP}, DpPart::Replicas), false);
     if (moe) {
-        g.ep = network.analyse(place_expert_group(l, ExpertDim::EP), true);
-        g.etp = network.analyse(place_expert_group(l, ExpertDim::ETP));
-        g.dp_expert = network.analyse(place_expert_group(l, ExpertDim::EDP));
-        if (l.dp_replicas() > 1) g.dp_expert_replicas = network.analyse(place_expert_group(l, ExpertDim::EDPReplicas));
+        g.ep = analyse(place_expert_group(l, ExpertDim::EP), true);
+        g.etp = analyse(place_expert_group(l, ExpertDim::ETP), false);
+        g.dp_expert = analyse(place_expert_group(l, ExpertDim::EDP), false);
+        if (l.dp_replicas() > 1) g.dp_expert_replicas = analyse(place_expert_group(l, ExpertDim::EDPReplicas), false);
     }
     return g;
 }

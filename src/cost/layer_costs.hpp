@@ -3,6 +3,7 @@
 // microbatch on one GPU, from the op shapes of the layout and the calibration profile. These are
 // the task durations both the closed-form estimate and the discrete-event simulator use.
 #include <cstdint>
+#include <functional>
 
 #include "collective/network_model.hpp"
 #include "spec/runtime_profile.hpp"
@@ -41,6 +42,11 @@ struct LayoutGroups {
 };
 
 LayoutGroups analyse_groups(const NetworkModel& network, const Layout& layout, bool moe);
+// The same with each group's placement priced by `analyse` (placement, with all-to-all): the
+// network model's analysis, or a cache of it shared by layouts whose groups land alike
+// (StepContext).
+using PlacementAnalyser = std::function<GroupShape(const GroupPlacement&, bool)>;
+LayoutGroups analyse_groups(const Layout& layout, bool moe, const PlacementAnalyser& analyse);
 
 struct CostContext {
     const Scenario& scenario;

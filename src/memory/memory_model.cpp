@@ -68,13 +68,17 @@ double zero3_buffer_bytes(const ModelSpec& m, const Layout& l, const RuntimeTrai
 
 MemoryReport estimate_memory(const Scenario& s, const Layout& l) { return estimate_memory(s, l, runtime_traits(s)); }
 
-MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTraits& traits) {
-    if (shards_like_zero1(l, traits)) return estimate_memory(s, effective_sharding(l, traits), traits);
-    MemoryReport report;
+namespace {
+// Every stage's memory in pipeline order, each handed to `visit`, which returns false to stop
+// (the planner's screen stops at the first stage over its limit: most layouts end there).
+// A stage in the middle of the pipeline with the same kinds of layers as the one before holds
+// the same states, activations per microbatch and buffers: only its microbatches in flight
+// differ (the screen's cost no longer grows with pp times the layers).
+template <class Visit>
+void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits, Visit&& visit) {
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);
     const double dense_shards = d(l.dense_shards());
     const double expert_shards = d(l.expert_shards());
-    report.capacity = Bytes(s.cluster.gpu.hbm_gib * kGiB);
     LayerParams layer_params(s.model, l);
     // A layer's stored activations, like its parameters, depend only on whether it is MoE.
     std::optional<double> activations_of_kind[2];
@@ -83,10 +87,6 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
         if (!kind) kind = layer_activation_bytes(s, l, traits, layer);
         return *kind;
     };
-    report.stages.reserve(static_cast<std::size_t>(l.pp));
-    // A stage in the middle of the pipeline with the same kinds of layers as the one before holds
-    // the same states, activations per microbatch and buffers: only its microbatches in flight
-    // differ (the screen's cost no longer grows with pp times the layers).
     // microbatches_in_flight's schedule and shape, looked up once for every stage.
     const ScheduleDef& def = l.schedule_def();
     const PipelineShape shape = pipeline_shape(l, microbatches, traits);
@@ -94,15 +94,17 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
     std::pair<std::int64_t, std::int64_t> previous_range{0, 0};
     bool previous_middle = false;
     double per_microbatch = 0, offload_buffer = 0;
+    StageMemory m;
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         const auto range = layer_params.stage_range(stage);
         const bool middle = middle_stage(def, l, stage);
         const bool same = !dual && stage >= 2 && middle && previous_middle && same_layer_kinds(s.model, previous_range, range);
         previous_range = range;
         previous_middle = middle;
-        StageMemory m = same ? report.stages.back() : StageMemory{};
         m.stage = stage;
         if (!same) {
+            m = StageMemory{};
+            m.stage = stage;
             m.layers = range.second - range.first;
             const StageParams params = stage_params(s.model, l, stage, layer_params);
             const bool base_trained = s.training.mode != TrainingMode::Lora;
@@ -133,12 +135,45 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
         m.activations = Bytes(per_microbatch * def.in_flight(shape, stage) + offload_buffer);
         const Bytes tensors = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;
         m.fragmentation = tensors * s.memory.fragmentation;
+        if (!visit(m)) return;
+    }
+}
+
+Bytes hbm_capacity(const Scenario& s) { return Bytes(s.cluster.gpu.hbm_gib * kGiB); }
+}  // namespace
+
+MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTraits& traits) {
+    if (shards_like_zero1(l, traits)) return estimate_memory(s, effective_sharding(l, traits), traits);
+    MemoryReport report;
+    report.capacity = hbm_capacity(s);
+    report.stages.reserve(static_cast<std::size_t>(l.pp));
+    each_stage(s, l, traits, [&](const StageMemory& m) {
         if (m.total() > report.peak) {
             report.peak = m.total();
-            report.peak_stage = stage;
+            report.peak_stage = m.stage;
         }
         report.stages.push_back(m);
-    }
+        return true;
+    });
+    return report;
+}
+
+std::optional<MemoryReport> memory_within(const Scenario& s, const Layout& l, const RuntimeTraits& traits, double margin) {
+    if (shards_like_zero1(l, traits)) return memory_within(s, effective_sharding(l, traits), traits, margin);
+    MemoryReport report;
+    report.capacity = hbm_capacity(s);
+    // The planner's test (Planner::offered), written the same way so that it compares the same bits.
+    const double limit = (1.0 - margin) * report.capacity.value();
+    bool within = true;
+    each_stage(s, l, traits, [&](const StageMemory& m) {
+        if (m.total().value() > limit) return within = false;
+        if (m.total() > report.peak) {
+            report.peak = m.total();
+            report.peak_stage = m.stage;
+        }
+        return true;
+    });
+    if (!within || !report.fits()) return std::nullopt;
     return report;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Per-GPU memory of every pipeline stage: what fills HBM, and whether the layout fits.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ MemoryReport estimate_memory(const Scenario& scenario, const Layout& layout);
 // The same with the runtime traits already known (the planner's hot path reads no files).
 struct RuntimeTraits;
 MemoryReport estimate_memory(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits);
+// The planner's memory screen: the report without its per-stage rows where the layout fits and
+// every stage leaves `margin` of HBM free (peak <= (1 - margin) x capacity), else nullopt, known
+// at the first stage over that limit (most layouts of a search are refused there, before the
+// rest are computed). Peak and peak stage are estimate_memory's, bit for bit.
+std::optional<MemoryReport> memory_within(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits, double margin);
 
 // ZeRO-3's gathered 16-bit parameters and unsharded gradients while `layer` computes, as the
 // runtime's ZeRO-3 holds them (one of a stage's buffers).

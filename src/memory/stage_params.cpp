@@ -1,7 +1,10 @@
 #include "memory/stage_params.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 
+#include "core/hash_mix.hpp"
 #include "model/params.hpp"
 
 namespace sextant {
@@ -12,12 +15,17 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layout& l) {
     std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+    stage_layer_ranges(l, ranges);
+    return ranges;
+}
+
+void stage_layer_ranges(const Layout& l, std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
+    ranges.clear();
     std::int64_t first = 0;
     for (auto n : l.stage_layers) {
         ranges.emplace_back(first, first + n);
         first += n;
     }
-    return ranges;
 }
 
 StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64_t layer) {
@@ -161,10 +169,48 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage
     return stage_params(m, l, stage, layers);
 }
 
+namespace {
+// Which stages hold the embedding (bit 0) or the output layer (bit 1) under a schedule, a
+// pipeline depth and a chunk count. The screen asks for every stage of every layout, from the
+// memory model and the stage plan alike, and a search has few such triples: each is worked out
+// from the schedule's placement once per thread and looked up after (issue 18).
+constexpr std::uint8_t kEmbedding = 1, kOutput = 2;
+struct StageEnds {
+    const ScheduleDef* def = nullptr;
+    std::int64_t pp = -1, chunks = -1;
+    std::vector<std::uint8_t> ends;
+};
+
+std::uint8_t stage_ends(const ScheduleDef& def, std::int64_t pp, std::int64_t chunks, std::int64_t stage) {
+    constexpr std::size_t kEntries = 64;
+    thread_local std::array<StageEnds, kEntries> cache;
+    HashMix h(reinterpret_cast<std::uintptr_t>(&def));
+    h.add(static_cast<std::uint64_t>(pp));
+    h.add(static_cast<std::uint64_t>(chunks));
+    StageEnds& e = cache[h.value() % kEntries];
+    if (e.def != &def || e.pp != pp || e.chunks != chunks) {
+        e.ends.assign(static_cast<std::size_t>(pp), 0);
+        for (std::int64_t s = 0; s < pp; ++s)
+            for (std::int64_t c = 0; c < chunks; ++c) {
+                if (chunk_has_embedding(def, pp, s, c, chunks)) e.ends[static_cast<std::size_t>(s)] |= kEmbedding;
+                if (chunk_has_output(def, pp, s, c, chunks)) e.ends[static_cast<std::size_t>(s)] |= kOutput;
+            }
+        e.def = &def;
+        e.pp = pp;
+        e.chunks = chunks;
+    }
+    return e.ends[static_cast<std::size_t>(stage)];
+}
+
+std::uint8_t stage_ends(const ScheduleDef& def, const Layout& l, std::int64_t stage) {
+    return stage_ends(def, l.pp, schedule_chunks(def, l.vp), stage);
+}
+}  // namespace
+
 StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage, LayerParams& layers) {
     const ScheduleDef& def = l.schedule_def();
-    const std::int64_t chunks = schedule_chunks(def, l.vp);
     if (def.placement == Placement::Dual) {
+        const std::int64_t chunks = schedule_chunks(def, l.vp);
         StageParams p;
         for (std::int64_t c = 0; c < chunks; ++c) {
             const std::int64_t model_stage = chunk_model_stage(def, l.pp, stage, c);
@@ -174,25 +220,13 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage
         }
         return p;
     }
-    bool first = false;
-    for (std::int64_t c = 0; c < chunks; ++c) first = first || chunk_has_embedding(def, l.pp, stage, c, chunks);
-    return model_stage_params(m, l, stage, first, stage_holds_output(l, stage), layers);
+    const std::uint8_t ends = stage_ends(def, l, stage);
+    return model_stage_params(m, l, stage, (ends & kEmbedding) != 0, (ends & kOutput) != 0, layers);
 }
 
-bool stage_holds_output(const Layout& l, std::int64_t stage) {
-    const ScheduleDef& def = l.schedule_def();
-    const std::int64_t chunks = schedule_chunks(def, l.vp);
-    for (std::int64_t c = 0; c < chunks; ++c)
-        if (chunk_has_output(def, l.pp, stage, c, chunks)) return true;
-    return false;
-}
+bool stage_holds_output(const Layout& l, std::int64_t stage) { return (stage_ends(l.schedule_def(), l, stage) & kOutput) != 0; }
 
-bool middle_stage(const ScheduleDef& def, const Layout& l, std::int64_t stage) {
-    const std::int64_t chunks = schedule_chunks(def, l.vp);
-    for (std::int64_t c = 0; c < chunks; ++c)
-        if (chunk_has_embedding(def, l.pp, stage, c, chunks) || chunk_has_output(def, l.pp, stage, c, chunks)) return false;
-    return true;
-}
+bool middle_stage(const ScheduleDef& def, const Layout& l, std::int64_t stage) { return stage_ends(def, l, stage) == 0; }
 
 bool same_layer_kinds(const ModelSpec& m, std::pair<std::int64_t, std::int64_t> a, std::pair<std::int64_t, std::int64_t> b) {
     const std::int64_t n = a.second - a.first;

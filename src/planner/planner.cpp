@@ -162,9 +162,9 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
                 const auto [v, i] = work[w];
                 const Variant& variant = variants_[v];
                 const Candidate& c = candidates_[v][i];
-                PlanScore score = variant.evaluator->screen(to_layout(variant.scenario, fixed_, c));
-                if (!offered(score)) continue;
-                best.push_back({v, c, objective(score)});
+                const std::optional<PlanScore> score = variant.evaluator->screen_within(to_layout(variant.scenario, fixed_, c), memory_margin());
+                if (!score || !offered(*score)) continue;
+                best.push_back({v, c, objective(*score)});
                 if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
             }
         }
@@ -207,8 +207,8 @@ template <class F>
 void Planner::for_each_fitting(F f) const {
     for (std::size_t v = 0; v < candidates_.size(); ++v)
         for (const Candidate& c : candidates_[v]) {
-            const PlanScore score = variants_[v].evaluator->screen(to_layout(variants_[v].scenario, fixed_, c));
-            if (offered(score)) f(v, score);
+            const std::optional<PlanScore> score = variants_[v].evaluator->screen_within(to_layout(variants_[v].scenario, fixed_, c), memory_margin());
+            if (score && offered(*score)) f(v, *score);
         }
 }
 

@@ -250,24 +250,31 @@ const std::vector<std::array<ParallelDim, 5>>& candidate_rank_orders() {
 
 namespace {
 // Every setting of the per-layout knobs (vp, microbatch, ZeRO, offload, SP, recompute, rank order) on top
-// of a fixed shape (tp, cp, pp, stage split, ep).
+// of a fixed shape (tp, cp, pp, stage split, ep). The knobs a layout's layer costs depend on
+// (microbatch, ZeRO, shard group, optimizer offload, SP, recompute, rank order: the screen's
+// per-thread cache key, sim/stage_plan.cpp) vary slowest, those they do not (interleaving,
+// schedule, activation offload, EP overlap) fastest, so consecutive candidates share one cache
+// entry: with the interleaving outermost, a DeepSeek-V3 shape cycled through more keys than the
+// cache holds and a third of its screens priced layer costs anew (issue 18).
 void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scenario& s, const LayoutSpec& f,
                        const SearchOptions& o, const std::vector<std::int64_t>& split, std::int64_t dp) {
     const auto microbatches = knob(f.microbatch, divisors_up_to(s.training.global_batch / dp, o.max_microbatch),
                                    [](std::int64_t) { return true; });
     const auto zero_stages = zero_values(f, o, dp * shape.cp);
     const auto orders = order_values(f, o, shape.pp, dp);
-    for (auto vp : vp_values(f, split, o))
-        for (auto mb : microbatches)
-            for (Schedule schedule : schedule_values(f, o, shape.pp, vp, s.training.global_batch / (dp * mb)))
-            for (auto zero : zero_stages)
-                for (auto shard : shard_group_values(s, f, o, zero, dp, shape.tp * shape.cp * dp / (shape.ep * shape.etp)))
-                for (bool offload : offload_values(f, o, zero))
-                    for (bool sp : sp_values(f, o, shape.tp))
-                        for (Recompute rc : recompute_values(f, o))
-                            for (std::uint8_t modules : module_values(s, f, rc))
-                                for (auto offload_layers : offload_layer_values(s, f, o, split))
-                                    for (auto order : orders) {
+    const auto vps = vp_values(f, split, o);
+    const auto offload_layer_counts = offload_layer_values(s, f, o, split);
+    for (auto mb : microbatches)
+        for (auto zero : zero_stages)
+            for (auto shard : shard_group_values(s, f, o, zero, dp, shape.tp * shape.cp * dp / (shape.ep * shape.etp)))
+            for (bool offload : offload_values(f, o, zero))
+                for (bool sp : sp_values(f, o, shape.tp))
+                    for (Recompute rc : recompute_values(f, o))
+                        for (std::uint8_t modules : module_values(s, f, rc))
+                            for (auto order : orders)
+                                for (auto vp : vps)
+                                for (Schedule schedule : schedule_values(f, o, shape.pp, vp, s.training.global_batch / (dp * mb)))
+                                for (auto offload_layers : offload_layer_counts) {
                                         Candidate c = shape;
                                         c.vp = static_cast<std::int16_t>(vp);
                                         c.schedule = schedule;

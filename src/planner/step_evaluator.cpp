@@ -7,7 +7,8 @@
 namespace sextant {
 
 namespace {
-PlanScore score(const StepResult& r) {
+// What ranks a layout; the breakdown is left to score().
+PlanScore ranking(const StepResult& r) {
     PlanScore s;
     s.fits = r.memory.fits();
     s.step_time_s = r.step_time_s;
@@ -15,6 +16,11 @@ PlanScore score(const StepResult& r) {
     s.tokens_per_s = r.tokens_per_s;
     s.peak_memory_bytes = r.memory.peak.value();
     s.capacity_bytes = r.memory.capacity.value();
+    return s;
+}
+
+PlanScore score(const StepResult& r) {
+    PlanScore s = ranking(r);
     s.breakdown = r.breakdown.items();
     return s;
 }
@@ -33,6 +39,12 @@ public:
             return s;
         }
         return score(estimate(context_, layout, std::move(memory)));
+    }
+
+    std::optional<PlanScore> screen_within(const Layout& layout, double margin) const override {
+        std::optional<MemoryReport> memory = memory_within(context_.scenario(), layout, context_.traits(), margin);
+        if (!memory) return std::nullopt;
+        return ranking(estimate(context_, layout, std::move(*memory)));
     }
 
     PlanScore simulate(const Layout& layout) const override { return score(sextant::simulate(context_, layout).result); }

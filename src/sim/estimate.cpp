@@ -23,9 +23,13 @@ StepResult estimate(const StepContext& ctx, const Layout& l) {
 // gradient reduction is what the last microbatch's backward cannot hide, exposed parameter gather
 // what the first microbatch's forward cannot.
 StepResult estimate(const StepContext& ctx, const Layout& l, MemoryReport memory) {
-    const StepPlan plan = plan_step(ctx, l);
+    // Per-thread scratch: the planner estimates millions of layouts, and their plans' vectors
+    // are reused rather than allocated each time (issue 18).
+    thread_local StepPlan plan;
+    thread_local std::vector<StageTimes> times;
+    plan_step(ctx, l, plan);
+    stage_times(plan, l, times);
     const double m = d(plan.microbatches);
-    const std::vector<StageTimes> times = stage_times(plan, l);
     double t_max = 0, dp_exposed = 0, optimizer = 0, gather = 0;
     std::int64_t critical = 0;
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {

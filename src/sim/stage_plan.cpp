@@ -140,9 +140,15 @@ double pair_overlap(const ChunkPlan& f, const ChunkPlan& b) {
 }
 
 std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& l) {
+    std::vector<StageTimes> out;
+    stage_times(plan, l, out);
+    return out;
+}
+
+void stage_times(const StepPlan& plan, const Layout& l, std::vector<StageTimes>& out) {
     const ScheduleDef& def = l.schedule_def();
     const PipelineShape& shape = plan.shape;
-    std::vector<StageTimes> out;
+    out.clear();
     for (const StagePlan& sp : plan.stages) {
         StageTimes t;
         for (std::size_t c = 0; c < sp.chunks.size(); ++c) {
@@ -156,7 +162,6 @@ std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& l) {
         }
         out.push_back(t);
     }
-    return out;
 }
 
 std::int64_t stage_of_gpu(const Layout& l, std::int64_t gpu) {
@@ -237,13 +242,18 @@ LayoutCosts layout_costs(const StepContext& ctx, const Layout& l) {
 }
 
 StepPlan plan_step(const StepContext& ctx, const Layout& l) {
-    if (shards_like_zero1(l, ctx.traits())) return plan_step(ctx, effective_sharding(l, ctx.traits()));
+    StepPlan plan;
+    plan_step(ctx, l, plan);
+    return plan;
+}
+
+void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
+    if (shards_like_zero1(l, ctx.traits())) return plan_step(ctx, effective_sharding(l, ctx.traits()), plan);
     const Scenario& s = ctx.scenario();
     const ModelSpec& m = s.model;
     const CostContext costs = ctx.costs();
     const LayoutCosts cached = layout_costs(ctx, l);
     const LayoutGroups& groups = *cached.groups;
-    StepPlan plan;
     plan.microbatches = l.microbatches(s.training.global_batch);
     plan.shape = pipeline_shape(l, plan.microbatches, ctx.traits());
     plan.step_overhead = ctx.runtime().step_overhead_s + grad_norm_all_reduce(costs, ctx.world_group());
@@ -263,14 +273,16 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
     // Blocking point-to-point (no --overlap-p2p-communication): each chunk's send is part of its task.
     const bool blocking_p2p = !ctx.runtime().overlap.pp && l.pp > 1;
 
-    const auto ranges = stage_layer_ranges(l);
+    thread_local std::vector<std::pair<std::int64_t, std::int64_t>> ranges;  // reused: no allocation a layout
+    stage_layer_ranges(l, ranges);
     const double fleet = fleet_slowdown(ctx, l);
     const bool lora = s.training.mode == TrainingMode::Lora;
     const ScheduleDef& schedule = l.schedule_def();
     const std::int64_t chunks = schedule_chunks(schedule, l.vp);
     LayerParams layer_params(m, l);
     LastValue reduce_dense, reduce_expert, gather_dense, gather_expert;
-    plan.stages.reserve(static_cast<std::size_t>(l.pp));
+    // Every field of every stage is set below; the stages' chunk vectors keep their capacity.
+    plan.stages.resize(static_cast<std::size_t>(l.pp));
     const bool dual = schedule.placement == Placement::Dual;
     // What made the previous stage's plan besides its layers: a stage in the middle of the
     // pipeline with the same inputs and the same kinds of layers plans the same, so it is copied
@@ -291,10 +303,14 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
         previous_pairing = pairing;
         previous_middle = middle;
         if (same) {
-            plan.stages.push_back(plan.stages.back());
+            plan.stages[static_cast<std::size_t>(stage)] = plan.stages[static_cast<std::size_t>(stage - 1)];
             continue;
         }
-        StagePlan sp;
+        StagePlan& sp = plan.stages[static_cast<std::size_t>(stage)];
+        std::vector<ChunkPlan> reused = std::move(sp.chunks);
+        reused.clear();
+        sp = StagePlan{};
+        sp.chunks = std::move(reused);
         sp.chunks.reserve(static_cast<std::size_t>(chunks));
         sp.slowdown = slowdown;
         const Exposure exposure{ctx.runtime(), sp.slowdown, pairing};
@@ -396,9 +412,7 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
                        newton_schulz_time(costs, l, local) * sp.slowdown;
         sp.send_forward = stage + 1 < l.pp && !blocking_p2p ? transfer * comm_factor : 0.0;
         sp.send_backward = stage > 0 && !blocking_p2p ? transfer * comm_factor : 0.0;
-        plan.stages.push_back(std::move(sp));
     }
-    return plan;
 }
 
 }  // namespace sextant

@@ -48,10 +48,14 @@ struct StepPlan {
 };
 
 StepPlan plan_step(const StepContext& context, const Layout& layout);
+// The same into `plan`, whose vectors keep their capacity (the screen plans millions of layouts
+// into one per thread: no allocation a layout).
+void plan_step(const StepContext& context, const Layout& layout, StepPlan& plan);
 
 // Each stage's per-microbatch times for the schedule's order and closed form: its chunks, each
 // weighted by the share of the microbatches that pass through it.
 std::vector<StageTimes> stage_times(const StepPlan& plan, const Layout& layout);
+void stage_times(const StepPlan& plan, const Layout& layout, std::vector<StageTimes>& out);
 // What running chunk f's forward beside chunk b's backward saves (DualPipe): each one's exposed
 // expert all-to-all, as far as the other's compute covers it.
 double pair_overlap(const ChunkPlan& f, const ChunkPlan& b);

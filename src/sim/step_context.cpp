@@ -25,6 +25,17 @@ struct StepContext::GroupCache {
                            std::array<ParallelDim, 5>>;
     std::shared_mutex mutex;
     std::map<Key, std::unique_ptr<LayoutGroups>> groups;
+    // The analysis of each placement by its content: layouts of different keys share most of
+    // their groups (a TP group of 8 at stride 1 lands alike whatever pp and dp are), so a search
+    // routes each placement once (issue 18: routing was 38% of the 405B screen). The key is the
+    // whole placement, so a hit returns exactly what the network model would.
+    // Keys hold a placement's GPUs and offsets (a million-GPU cluster's TP groups: 131,072
+    // offsets), so the cache stops taking new ones past kShapeWords words (64 MB); later
+    // placements are analysed each time, as before it.
+    using ShapeKey = std::tuple<bool, std::int64_t, std::vector<std::int64_t>, std::vector<std::int64_t>>;
+    static constexpr std::size_t kShapeWords = std::size_t{8} << 20;
+    std::map<ShapeKey, GroupShape> shapes;
+    std::size_t shape_words = 0;
     std::once_flag world_once;
     GroupShape world;
 };
@@ -93,7 +104,22 @@ const LayoutGroups& StepContext::groups(const Layout& l) const {
         const auto it = cache_->groups.find(key);
         if (it != cache_->groups.end()) return *it->second;
     }
-    auto computed = std::make_unique<LayoutGroups>(analyse_groups(*network_, l, scenario_.model.is_moe()));
+    const auto analyse = [&](const GroupPlacement& p, bool all_to_all) {
+        GroupCache::ShapeKey shape{all_to_all, p.concurrent_groups, p.gpus, p.offsets};
+        {
+            std::shared_lock lock(cache_->mutex);
+            const auto it = cache_->shapes.find(shape);
+            if (it != cache_->shapes.end()) return it->second;
+        }
+        GroupShape computed = network_->analyse(p, all_to_all);
+        const std::size_t words = p.gpus.size() + p.offsets.size();
+        std::unique_lock lock(cache_->mutex);
+        if (cache_->shape_words + words > GroupCache::kShapeWords) return computed;
+        const auto [it, inserted] = cache_->shapes.try_emplace(std::move(shape), std::move(computed));
+        if (inserted) cache_->shape_words += words;
+        return it->second;
+    };
+    auto computed = std::make_unique<LayoutGroups>(analyse_groups(l, scenario_.model.is_moe(), analyse));
     std::unique_lock lock(cache_->mutex);
     // std::map nodes do not move, so the reference stays valid after later insertions.
     return *cache_->groups.try_emplace(key, std::move(computed)).first->second;

@@ -156,11 +156,6 @@ std::span<const FieldDef> moe_fields() { return kMoeFields; }
 std::span<const FieldDef> mla_fields() { return kMlaFields; }
 std::span<const FieldDef> sliding_window_fields() { return kWindowFields; }
 
-bool ModelSpec::layer_is_windowed(std::int64_t layer) const {
-    if (window.tokens <= 0) return false;
-    return layer % (window.local + window.global) < window.local;
-}
-
 double ModelSpec::mean_causal_keys(std::int64_t layer, std::int64_t seq) const {
     const double s = static_cast<double>(seq);
     if (!layer_is_windowed(layer) || window.tokens >= seq) return (s + 1) / 2;
@@ -172,11 +167,6 @@ double ModelSpec::mean_causal_keys(std::int64_t layer, std::int64_t seq) const {
     }
     // Query i sees min(i + 1, W) keys: W - W(W - 1) / (2 s) on average.
     return w - w * (w - 1) / (2 * s);
-}
-
-bool ModelSpec::layer_is_moe(std::int64_t layer) const {
-    if (!is_moe() || layer < moe.first_dense_layers) return false;
-    return (layer - moe.first_dense_layers) % moe.layer_frequency == 0;
 }
 
 std::int64_t ModelSpec::moe_layer_count() const {

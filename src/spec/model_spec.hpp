@@ -81,10 +81,17 @@ struct ModelSpec {
 
     bool is_moe() const { return moe.experts > 0; }
     bool gated_mlp() const { return mlp == MlpKind::SwiGlu || mlp == MlpKind::GeGlu; }
-    bool layer_is_windowed(std::int64_t layer) const;
+    // Inline: the planner's screen asks both for every layer of every stage of every layout.
+    bool layer_is_windowed(std::int64_t layer) const {
+        if (window.tokens <= 0) return false;
+        return layer % (window.local + window.global) < window.local;
+    }
     // Keys one query of a `seq`-token causal sequence attends to, on average, in that layer.
     double mean_causal_keys(std::int64_t layer, std::int64_t seq) const;
-    bool layer_is_moe(std::int64_t layer) const;
+    bool layer_is_moe(std::int64_t layer) const {
+        if (!is_moe() || layer < moe.first_dense_layers) return false;
+        return (layer - moe.first_dense_layers) % moe.layer_frequency == 0;
+    }
     std::int64_t moe_layer_count() const;
 };
 

@@ -1,0 +1,141 @@
+// The planner's screen takes three shortcuts (issue 18), each of which must give what the long
+// way gives, bit for bit, or the plans would change with the speed work:
+// - memory_within refuses a layout at its first stage over the offered limit and keeps only the
+//   peak: it must refuse exactly the layouts whose estimate_memory peak is over
+//   (1 - margin) x HBM (or over HBM), and report the same peak and peak stage for the others;
+// - plan_step into a reused StepPlan (per-thread scratch, any earlier layout in it) must equal a
+//   fresh plan;
+// - StepContext analyses each group placement once, by content, for every layout that places a
+//   group alike: its groups must equal the network model's analysis of that layout alone.
+#include <doctest/doctest.h>
+
+#include "cost/layer_costs.hpp"
+#include "memory/memory_model.hpp"
+#include "planner/explain.hpp"
+#include "planner/search_space.hpp"
+#include "sim/simulate.hpp"
+#include "spec/presets.hpp"
+#include "spec/runtime_profile.hpp"
+
+using namespace sextant;
+
+namespace {
+Scenario open_scenario(const char* name) {
+    Scenario s = load_scenario(data_dir() / "scenarios" / (std::string(name) + ".json"));
+    s.layout = LayoutSpec{};
+    return s;
+}
+
+// Every `stride`-th candidate layout of the scenario's search (its framework's knobs, as `plan`).
+std::vector<Layout> sample_layouts(const Scenario& s, std::size_t stride) {
+    SearchOptions o;
+    o.framework = load_runtime_profile(s.training.framework, "/framework").features;
+    const std::vector<Candidate> candidates = enumerate_candidates(s, s.layout, o);
+    std::vector<Layout> out;
+    for (std::size_t i = 0; i < candidates.size(); i += stride) out.push_back(to_layout(s, s.layout, candidates[i]));
+    return out;
+}
+
+void check_stage(const StagePlan& a, const StagePlan& b) {
+    REQUIRE(a.chunks.size() == b.chunks.size());
+    for (std::size_t c = 0; c < a.chunks.size(); ++c) {
+        const ChunkPlan& x = a.chunks[c];
+        const ChunkPlan& y = b.chunks[c];
+        CHECK(x.layers == y.layers);
+        CHECK(x.forward == y.forward);
+        CHECK(x.backward == y.backward);
+        CHECK(x.forward_parts == y.forward_parts);
+        CHECK(x.backward_parts == y.backward_parts);
+        CHECK(x.weight_grad == y.weight_grad);
+        CHECK(x.dense_params == y.dense_params);
+        CHECK(x.expert_params == y.expert_params);
+        CHECK(x.dp_reduce == y.dp_reduce);
+    }
+    CHECK(a.send_forward == b.send_forward);
+    CHECK(a.send_backward == b.send_backward);
+    CHECK(a.param_gather == b.param_gather);
+    CHECK(a.param_gather_wait == b.param_gather_wait);
+    CHECK(a.optimizer == b.optimizer);
+    CHECK(a.slowdown == b.slowdown);
+}
+
+bool same_shape(const GroupShape& a, const GroupShape& b) {
+    return a.ranks == b.ranks && a.domains == b.domains && a.per_domain == b.per_domain && a.span == b.span &&
+           a.ring_seconds_per_byte == b.ring_seconds_per_byte && a.all_to_all_seconds_per_byte == b.all_to_all_seconds_per_byte &&
+           a.alone_ring_seconds_per_byte == b.alone_ring_seconds_per_byte &&
+           a.alone_all_to_all_seconds_per_byte == b.alone_all_to_all_seconds_per_byte;
+}
+}  // namespace
+
+TEST_CASE("the memory screen refuses exactly the layouts over the offered limit, with estimate_memory's peak") {
+    for (const char* name : {"llama3-405b-h100", "deepseek-v3-h100"}) {
+        const Scenario s = open_scenario(name);
+        const RuntimeTraits traits = runtime_traits(s);
+        std::size_t refused = 0, kept = 0;
+        for (const Layout& l : sample_layouts(s, 97)) {
+            const MemoryReport full = estimate_memory(s, l, traits);
+            for (double margin : {0.0, 0.1, 0.3}) {
+                CAPTURE(name);
+                CAPTURE(margin);
+                const std::optional<MemoryReport> screened = memory_within(s, l, traits, margin);
+                const bool offered = full.fits() && full.peak.value() <= (1.0 - margin) * full.capacity.value();
+                REQUIRE(screened.has_value() == offered);
+                if (!screened) {
+                    ++refused;
+                    continue;
+                }
+                ++kept;
+                CHECK(screened->peak.value() == full.peak.value());
+                CHECK(screened->peak_stage == full.peak_stage);
+                CHECK(screened->capacity.value() == full.capacity.value());
+            }
+        }
+        // Both outcomes occur, so both branches were held to the full estimate.
+        CHECK(refused > 0);
+        CHECK(kept > 0);
+    }
+}
+
+TEST_CASE("a stage plan made in reused scratch equals a fresh one") {
+    for (const char* name : {"llama3-405b-h100", "deepseek-v3-h100"}) {
+        const Scenario s = open_scenario(name);
+        const StepContext ctx(s);
+        const std::vector<Layout> layouts = sample_layouts(s, 4099);
+        REQUIRE(layouts.size() > 3);
+        // The scratch holds the previous layout's plan (other pp, vp, schedule) each time.
+        StepPlan scratch;
+        for (const Layout& l : layouts) {
+            CAPTURE(name);
+            CAPTURE(layout_label(l));
+            plan_step(ctx, l, scratch);
+            const StepPlan fresh = plan_step(ctx, l);
+            REQUIRE(scratch.stages.size() == fresh.stages.size());
+            CHECK(scratch.microbatches == fresh.microbatches);
+            CHECK(scratch.step_overhead == fresh.step_overhead);
+            for (std::size_t stage = 0; stage < fresh.stages.size(); ++stage) check_stage(scratch.stages[stage], fresh.stages[stage]);
+        }
+    }
+}
+
+TEST_CASE("groups from the shared placement analyses equal each layout's own analysis") {
+    const Scenario s = open_scenario("deepseek-v3-h100");
+    const StepContext ctx(s);
+    const std::vector<Layout> layouts = sample_layouts(s, 20011);
+    REQUIRE(layouts.size() > 3);
+    // Routed in turn through one context: later layouts find placements analysed for earlier ones.
+    for (const Layout& l : layouts) (void)ctx.groups(l);
+    for (const Layout& l : layouts) {
+        CAPTURE(layout_label(l));
+        const LayoutGroups& shared = ctx.groups(l);
+        const LayoutGroups own = analyse_groups(ctx.network(), l, s.model.is_moe());
+        CHECK(same_shape(shared.tp, own.tp));
+        CHECK(same_shape(shared.cp, own.cp));
+        CHECK(same_shape(shared.pp, own.pp));
+        CHECK(same_shape(shared.ep, own.ep));
+        CHECK(same_shape(shared.etp, own.etp));
+        CHECK(same_shape(shared.dp_dense, own.dp_dense));
+        CHECK(same_shape(shared.dp_expert, own.dp_expert));
+        CHECK(same_shape(shared.dp_replicas, own.dp_replicas));
+        CHECK(same_shape(shared.dp_expert_replicas, own.dp_expert_replicas));
+    }
+}
