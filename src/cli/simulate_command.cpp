@@ -73,7 +73,9 @@ void run(const SimulateArgs& a) {
         check_work(Work::TraceBytes, estimated_trace_bytes(tasks), "--trace", fmt::format("\"{}\" (about {:.3g} tasks)", a.trace, tasks));
     }
     const StepContext ctx(s);
-    const Simulation sim = simulate(ctx, l, TaskLabels::Describe);
+    // Tasks are described (labels, start times) only for the trace and the page that draw them.
+    const bool drawn = !a.trace.empty() || !a.html.empty();
+    const Simulation sim = simulate(ctx, l, drawn ? TaskLabels::Describe : TaskLabels::None);
     const StepResult& r = sim.result;
     check_fit(r.memory, a.require_fit);
     if (!a.trace.empty()) write_output_file(a.trace, chrome_trace(sim, s.name), "--trace");
