@@ -13,6 +13,7 @@
 #include <new>
 #include <sys/resource.h>
 
+#include "cpu_time.hpp"
 #include "planner/planner.hpp"
 #include "planner/step_evaluator.hpp"
 #include "spec/presets.hpp"
@@ -32,12 +33,7 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
-double cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    const auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-    return s(u.ru_utime) + s(u.ru_stime);
-}
+using bench::cpu_seconds;
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 struct Timing {

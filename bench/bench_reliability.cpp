@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cpu_time.hpp"
 #include "reliability/interval_formulas.hpp"
 #include "reliability/interval_study.hpp"
 #include "reliability/run_setup.hpp"
@@ -23,12 +24,7 @@ using namespace sextant;
 using namespace sextant::reliability;
 
 namespace {
-double cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    const auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-    return s(u.ru_utime) + s(u.ru_stime);
-}
+using bench::cpu_seconds;
 }  // namespace
 
 int main() {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sys/resource.h>
 
+#include "cpu_time.hpp"
 #include "core/work_limits.hpp"
 #include "sim/simulate.hpp"
 #include "spec/presets.hpp"
@@ -21,14 +22,7 @@ double peak_mb() {
     return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-// User and system CPU seconds of this process so far: on a shared machine the wall clock
-// measures the neighbours too.
-double cpu_seconds() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
-    return s(usage.ru_utime) + s(usage.ru_stime);
-}
+using bench::cpu_seconds;
 
 void many_microbatches(Scenario s, std::int64_t microbatches, std::int64_t vp) {
     s.layout.vp = vp;
