@@ -308,41 +308,6 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
 }  // namespace
 
 namespace {
-// A layer's parameter tensors on one GPU (elements), as a module-by-module runtime holds them:
-// the two norms' weights (and LayerNorm's biases), each linear layer's weight and bias; a
-// multi-latent attention's projections as three tensors, each local expert as two.
-std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l, std::int64_t layer) {
-    const double h = d(m.hidden), tp = d(l.tp);
-    std::vector<double> t(m.norm == NormKind::LayerNorm ? 4 : 2, h);
-    if (m.attention == AttentionKind::MultiLatent) {
-        t.insert(t.end(), 3, attention_params_per_layer(m) / 3 / tp);
-    } else {
-        const double qkv = d(m.heads + 2 * m.kv_heads) * d(m.head_dim) / tp;
-        t.push_back(h * qkv);
-        if (m.qkv_bias || m.linear_bias) t.push_back(qkv);
-        t.push_back(d(m.heads) * d(m.head_dim) * h / tp);
-        if (m.linear_bias) t.push_back(h);
-    }
-    const double gate = m.gated_mlp() ? 2.0 : 1.0;
-    const auto mlp = [&](double params, double copies) {
-        // Gate and up projections fused in one weight (Megatron), then the down projection.
-        t.insert(t.end(), static_cast<std::size_t>(copies), params * gate / (gate + 1));
-        t.insert(t.end(), static_cast<std::size_t>(copies), params / (gate + 1));
-    };
-    if (!m.layer_is_moe(layer)) {
-        const double ffn = d(m.ffn_hidden) / tp;
-        t.push_back(h * ffn * gate);
-        if (m.linear_bias) t.push_back(ffn * gate);
-        t.push_back(h * ffn);
-        if (m.linear_bias) t.push_back(h);
-        return t;
-    }
-    t.push_back(h * d(m.moe.experts));  // router
-    if (m.moe.shared_experts > 0) mlp(d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp, 1);
-    mlp(routed_expert_params(m) / d(l.etp), std::ceil(d(m.moe.experts) / d(l.ep) / d(l.etp)));
-    return t;
-}
-
 // Gathering `share` of a layer's 16-bit parameters: one all-gather, or one per tensor when the
 // runtime launches them so. DeepSpeed's per-tensor gathers synchronised the device before each
 // launch (DeepSpeed issue #1069: "a torch.cuda.synchronize() sync point when pre_launch next

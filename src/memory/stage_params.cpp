@@ -77,6 +77,38 @@ std::vector<double> layer_modules(const ModelSpec& m, const Layout& l, std::int6
 }
 }  // namespace
 
+std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l, std::int64_t layer) {
+    const double h = d(m.hidden), tp = d(l.tp);
+    std::vector<double> t(m.norm == NormKind::LayerNorm ? 4 : 2, h);
+    if (m.attention == AttentionKind::MultiLatent) {
+        t.insert(t.end(), 3, attention_params_per_layer(m) / 3 / tp);
+    } else {
+        const double qkv = d(m.heads + 2 * m.kv_heads) * d(m.head_dim) / tp;
+        t.push_back(h * qkv);
+        if (m.qkv_bias || m.linear_bias) t.push_back(qkv);
+        t.push_back(d(m.heads) * d(m.head_dim) * h / tp);
+        if (m.linear_bias) t.push_back(h);
+    }
+    const double gate = m.gated_mlp() ? 2.0 : 1.0;
+    const auto mlp = [&](double params, double copies) {
+        // Gate and up projections fused in one weight (Megatron), then the down projection.
+        t.insert(t.end(), static_cast<std::size_t>(copies), params * gate / (gate + 1));
+        t.insert(t.end(), static_cast<std::size_t>(copies), params / (gate + 1));
+    };
+    if (!m.layer_is_moe(layer)) {
+        const double ffn = d(m.ffn_hidden) / tp;
+        t.push_back(h * ffn * gate);
+        if (m.linear_bias) t.push_back(ffn * gate);
+        t.push_back(h * ffn);
+        if (m.linear_bias) t.push_back(h);
+        return t;
+    }
+    t.push_back(h * d(m.moe.experts));  // router
+    if (m.moe.shared_experts > 0) mlp(d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp, 1);
+    mlp(routed_expert_params(m) / d(l.etp), std::ceil(d(m.moe.experts) / d(l.ep) / d(l.etp)));
+    return t;
+}
+
 double zero3_prefetched_share(const ModelSpec& m, const Layout& l, std::int64_t layer, double max_live) {
     if (max_live <= 0) return 1.0;
     const std::vector<double> modules = layer_modules(m, l, layer);

@@ -68,6 +68,13 @@ bool same_layer_kinds(const ModelSpec& model, std::pair<std::int64_t, std::int64
 // the run pre-trains.
 double adapter_params(const Scenario& scenario, const Layout& layout, std::int64_t layers);
 
+// A layer's parameter tensors on one GPU (elements), as a runtime that gathers tensor by tensor
+// holds them: the two norms' weights (and LayerNorm's biases), each linear layer's weight and
+// bias, multi-latent attention's projections as three tensors, the router, each shared and local
+// expert as two (gate and up fused, then down). Finer than the modules that the per-module
+// functions below gather (a layer's linear layers, a MoE layer's local experts as one each way).
+std::vector<double> layer_parameter_tensors(const ModelSpec& model, const Layout& layout, std::int64_t layer);
+
 // ZeRO-3 per module (DeepSpeed), with `max_live` its stage3_max_live_parameters (0: FSDP's whole
 // blocks, always one prefetched). The coordinator prefetches the next module while the gathered
 // parameters are under the cap: after module k, module k + 1 is prefetched iff module k alone is
