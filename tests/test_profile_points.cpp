@@ -42,6 +42,23 @@ TEST_CASE("GEMM tables per recipe: exact at their points, falling back to their 
     CHECK(p.gemm_tflops(Precision::Bf16, 8192, 8192, 8192) == doctest::Approx(published.gemm_tflops(Precision::Bf16, 8192, 8192, 8192)));
 }
 
+TEST_CASE("a remembered GEMM rate belongs to its profile: a later profile at the same address reads its own") {
+    // Each query below is asked twice (the second a memo hit) and from profiles built one after
+    // another, each freed before the next (so the allocator may hand out the same address):
+    // every answer must be its own table's point.
+    for (const double tflops : {500.0, 600.0, 700.0, 500.0}) {
+        const CalibrationProfile p = profile("H100-SXM5-80GB", {{"gemm", {{"bf16", {point(4096, tflops)}}}}});
+        for (int ask = 0; ask < 2; ++ask) {
+            CHECK(p.gemm_tflops(Precision::Bf16, 4096, 4096, 4096) == doctest::Approx(tflops));
+            CHECK(p.gemm_tflops("bf16", Precision::Bf16, 4096, 4096, 4096) == doctest::Approx(tflops));
+        }
+        // The same table under other factors: the compute factor scales the rate.
+        const CalibrationProfile half = p.with_factors({.compute = 0.5});
+        CHECK(half.gemm_tflops(Precision::Bf16, 4096, 4096, 4096) == doctest::Approx(tflops / 2));
+        CHECK(p.gemm_tflops(Precision::Bf16, 4096, 4096, 4096) == doctest::Approx(tflops));
+    }
+}
+
 TEST_CASE("GEMM tables are checked against the tensor cores they need") {
     CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"int8", {point(4096, 100.0)}}}}}).find("/calibration/gemm/int8: unknown GEMM precision") == 0);
     CHECK(error_of("A100-SXM4-80GB", {{"gemm", {{"fp8_rowwise", {point(4096, 100.0)}}}}}).find("has no fp8_rowwise tensor cores") != std::string::npos);

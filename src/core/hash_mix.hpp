@@ -1,7 +1,7 @@
 #pragma once
 // A hash built word by word for the per-thread direct-mapped caches of the planner's hot path
 // (sim/stage_plan.cpp layout costs, schedule/run_order.cpp executed rounds, memory/stage_params.cpp
-// the stages holding the embedding and output layer): a golden-ratio
+// the stages holding the embedding and output layer, profile/profile.cpp GEMM rates): a golden-ratio
 // seed, FNV-1a's 64-bit prime per word, and a final fold of the high bits into the low ones the
 // cache index uses. Not for anything persisted: only equal keys must hash equal.
 #include <cstddef>

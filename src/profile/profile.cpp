@@ -1,11 +1,15 @@
 #include "profile/profile.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/hash_mix.hpp"
 #include "profile/collective_sweeps.hpp"
 #include "spec/presets.hpp"
 
@@ -118,7 +122,27 @@ struct CalibrationProfile::Data {
     std::vector<CollectiveSweep> collectives;
     ProfileFactors factors;
     std::string source;
+    // Unique per Data ever built (from_json, with_factors): the GEMM memo's key, which a later
+    // profile allocated at a freed one's address must not match.
+    std::uint64_t serial = 0;
 };
+
+namespace {
+std::atomic<std::uint64_t> g_profile_serial{0};
+
+// One remembered GEMM rate per slot of a per-thread direct-mapped memo. The planner asks for the
+// same few hundred shapes across millions of layouts (the DeepSeek-V3 screen spent 20% of its
+// instructions in the inverse-distance weighting over every measured point), and the rate is a
+// pure function of the profile and the query, so a hit returns the same bits.
+struct GemmMemo {
+    std::uint64_t serial = 0;  // 0: empty (serials start at 1)
+    std::int64_t m = 0, n = 0, k = 0;
+    Precision operands = Precision::Bf16;
+    std::uint8_t recipe_size = 0;
+    std::array<char, 30> recipe{};  // recipe names are short; longer ones are not memoised
+    double tflops = 0;
+};
+}  // namespace
 
 std::span<const FieldDef> profile_fields() { return kProfileFields; }
 
@@ -203,6 +227,7 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         data->factors.moe = fr.number("moe").value_or(1.0);
     }
     if (const json* c = r.raw("collectives")) data->collectives = parse_collective_sweeps(*c, r.path_of("collectives"));
+    data->serial = ++g_profile_serial;
     CalibrationProfile profile;
     profile.data_ = std::move(data);
     return profile;
@@ -222,6 +247,32 @@ double CalibrationProfile::gemm_tflops(Precision p, std::int64_t m, std::int64_t
 
 double CalibrationProfile::gemm_tflops(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n,
                                        std::int64_t k) const {
+    const Data& d = *data_;
+    constexpr std::size_t kSlots = 4096;
+    thread_local std::array<GemmMemo, kSlots> memo;
+    GemmMemo* slot = nullptr;
+    if (recipe.size() <= GemmMemo{}.recipe.size()) {
+        HashMix h(d.serial);
+        for (const char c : recipe) h.add(static_cast<unsigned char>(c));
+        h.add(static_cast<std::uint64_t>(operands));
+        h.add(static_cast<std::uint64_t>(m));
+        h.add(static_cast<std::uint64_t>(n));
+        h.add(static_cast<std::uint64_t>(k));
+        slot = &memo[h.value() % kSlots];
+        if (slot->serial == d.serial && slot->m == m && slot->n == n && slot->k == k && slot->operands == operands &&
+            slot->recipe_size == recipe.size() && std::memcmp(slot->recipe.data(), recipe.data(), recipe.size()) == 0)
+            return slot->tflops;
+    }
+    const double tflops = gemm_tflops_uncached(recipe, operands, m, n, k);
+    if (slot) {
+        *slot = {d.serial, m, n, k, operands, static_cast<std::uint8_t>(recipe.size()), {}, tflops};
+        std::memcpy(slot->recipe.data(), recipe.data(), recipe.size());
+    }
+    return tflops;
+}
+
+double CalibrationProfile::gemm_tflops_uncached(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n,
+                                                std::int64_t k) const {
     const Data& d = *data_;
     auto it = d.gemm.find(recipe);
     for (std::string_view name = fallback_table(recipe); it == d.gemm.end() && !name.empty(); name = fallback_table(name))
@@ -281,6 +332,7 @@ const std::string& CalibrationProfile::source() const { return data_->source; }
 CalibrationProfile CalibrationProfile::with_factors(const ProfileFactors& factors) const {
     auto copy = std::make_shared<Data>(*data_);
     copy->factors = factors;
+    copy->serial = ++g_profile_serial;
     CalibrationProfile p;
     p.data_ = std::move(copy);
     return p;

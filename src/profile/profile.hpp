@@ -70,6 +70,7 @@ public:
     struct Data;
 
 private:
+    double gemm_tflops_uncached(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n, std::int64_t k) const;
     std::shared_ptr<const Data> data_;
 };
 
