@@ -162,8 +162,7 @@ std::optional<MemoryReport> memory_within(const Scenario& s, const Layout& l, co
     if (shards_like_zero1(l, traits)) return memory_within(s, effective_sharding(l, traits), traits, margin);
     MemoryReport report;
     report.capacity = hbm_capacity(s);
-    // The planner's test (Planner::offered), written the same way so that it compares the same bits.
-    const double limit = (1.0 - margin) * report.capacity.value();
+    const double limit = offered_memory_bytes(report.capacity.value(), margin);
     bool within = true;
     each_stage(s, l, traits, [&](const StageMemory& m) {
         if (m.total().value() > limit) return within = false;

@@ -43,6 +43,9 @@ MemoryReport estimate_memory(const Scenario& scenario, const Layout& layout, con
 // at the first stage over that limit (most layouts of a search are refused there, before the
 // rest are computed). Peak and peak stage are estimate_memory's, bit for bit.
 std::optional<MemoryReport> memory_within(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits, double margin);
+// The most a layout may use and still be offered with `margin` of HBM left free: one expression
+// for the screen above and the planner's final test, so that both compare the same bits.
+inline double offered_memory_bytes(double capacity_bytes, double margin) { return (1.0 - margin) * capacity_bytes; }
 
 // ZeRO-3's gathered 16-bit parameters and unsharded gradients while `layer` computes, as the
 // runtime's ZeRO-3 holds them (one of a stage's buffers).

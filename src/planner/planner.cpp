@@ -9,6 +9,7 @@
 
 #include "core/progress.hpp"
 #include "core/work_limits.hpp"
+#include "memory/memory_model.hpp"
 #include "spec/runtime_profile.hpp"
 
 namespace sextant {
@@ -97,7 +98,7 @@ double Planner::objective(const PlanScore& s) const {
 double Planner::memory_margin() const { return options_.memory_margin.value_or(scenario_margin_); }
 
 bool Planner::offered(const PlanScore& s) const {
-    return s.fits && s.peak_memory_bytes <= (1.0 - memory_margin()) * s.capacity_bytes;
+    return s.fits && s.peak_memory_bytes <= offered_memory_bytes(s.capacity_bytes, memory_margin());
 }
 
 std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
