@@ -712,3 +712,20 @@ TEST_CASE("flash attention's backward runs 2.5x its forward's FLOPs (Dao 2023, F
     const double backward_rate = ctx.profile().attention_tflops(Precision::Bf16, 4096, 128, true, true);
     CHECK(lc.backward.attention / lc.forward.attention == doctest::Approx(2.5 * forward_rate / backward_rate).epsilon(1e-9));
 }
+
+TEST_CASE("a step longer than the engine's 2^56 ns is an input error naming the global batch, not an internal one") {
+    // Llama-3 405B on one 8-GPU node, 2^30 sequences of 128k tokens: 6 x 4e11 parameters x 1.4e14
+    // tokens is 3e26 FLOPs, 4e10 s at 8 GPUs' 8 PFLOP/s, far past 2^56 ns (7.2e7 s).
+    json doc = {{"model", "llama3-405b"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 8}}},
+                {"training", {{"seq_len", 131072}, {"global_batch", std::int64_t{1} << 30}, {"precision", "bf16"}, {"framework", "megatron-core-2024"}}},
+                {"layout", {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"microbatch", 16384}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    const StepContext ctx(s);
+    try {
+        simulate(ctx, resolve_layout(s, s.layout));
+        FAIL("simulated a step past the engine's range");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/training/global_batch");
+    }
+}

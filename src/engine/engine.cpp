@@ -176,7 +176,7 @@ TimeNs Engine::run() {
             auto visit = [&](TaskId to, TimeNs delay) {
                 std::uint64_t& word = words[to];
                 const TimeNs ready = end + delay;
-                if (static_cast<std::uint64_t>(ready) > kReadyMask) throw InternalError("the discrete-event engine's times end at 2^56 ns (2.3 years)");
+                if (static_cast<std::uint64_t>(ready) > kReadyMask) throw TimeOutOfRange("the discrete-event engine's times end at 2^56 ns (2.3 years)");
                 if (static_cast<std::uint64_t>(ready) > (word & kReadyMask)) word = (word & ~kReadyMask) | static_cast<std::uint64_t>(ready);
                 if (release(to, word)) to_try.push_back(stream(to));
             };

@@ -15,6 +15,7 @@
 // asked for (traces, tests); otherwise a run keeps each category's latest end and nothing per
 // task.
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,15 @@
 namespace sextant {
 
 using TimeNs = std::int64_t;
+
+// The latest time the engine holds: a task's ready time shares a 64-bit word with its count of
+// unfinished dependencies (the top byte), so times end at 2^56 ns, 2.3 years.
+inline constexpr TimeNs kMaxTimeNs = (TimeNs{1} << 56) - 1;
+// A task's duration or a time of the run past kMaxTimeNs: the input asked for a step longer than
+// the engine holds (the caller names the input that did).
+struct TimeOutOfRange : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 using TaskId = std::uint32_t;
 using StreamId = std::uint32_t;
 
@@ -79,7 +89,8 @@ private:
     static constexpr std::uint8_t kManyPending = 255;     // a pending count in many_pending_
     // The run's word per task: its unfinished dependencies in the top byte, its ready time below.
     static constexpr int kPendingShift = 56;
-    static constexpr std::uint64_t kReadyMask = (std::uint64_t{1} << kPendingShift) - 1;
+    static constexpr std::uint64_t kReadyMask = static_cast<std::uint64_t>(kMaxTimeNs);
+    static_assert(kReadyMask == (std::uint64_t{1} << kPendingShift) - 1);
 
     struct Slot {
         std::uint32_t kind;

@@ -6,13 +6,18 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/work_limits.hpp"
 
 namespace sextant {
 
 namespace {
 double d(std::int64_t v) { return static_cast<double>(v); }
-TimeNs ns(double seconds) { return static_cast<TimeNs>(std::llround(seconds * 1e9)); }
+TimeNs ns(double seconds) {
+    // Beyond the engine's range llround's result is undefined; the caller names the input.
+    if (seconds * 1e9 > static_cast<double>(kMaxTimeNs)) throw TimeOutOfRange("a task lasts past the engine's 2^56 ns");
+    return static_cast<TimeNs>(std::llround(seconds * 1e9));
+}
 double sec(TimeNs t) { return static_cast<double>(t) * 1e-9; }
 
 enum Category : std::uint16_t { kForward, kBackward, kSend, kReduce, kBarrier, kOptimizer, kGather, kGatherWait, kWeight, kPair };
@@ -398,8 +403,16 @@ Simulation simulate(const StepContext& ctx, const Layout& l, TaskLabels labels) 
     const CommDetails comm = comm_details(ctx, l, plan);
     // Per-task start times only for what shows tasks; the breakdown needs totals.
     sim.engine.keep_records(labels == TaskLabels::Describe);
-    Builder(plan, l, comm, labels == TaskLabels::Describe, sim).build();
-    const TimeNs makespan = sim.engine.run();
+    TimeNs makespan = 0;
+    try {
+        Builder(plan, l, comm, labels == TaskLabels::Describe, sim).build();
+        makespan = sim.engine.run();
+    } catch (const TimeOutOfRange&) {
+        throw InputError(s.global_batch_path, std::to_string(s.training.global_batch),
+                         fmt::format("makes one step ({} microbatches on pp {} x vp {}) last past the simulator's 2^56 ns "
+                                     "(2.3 years): fewer sequences per step or more GPUs",
+                                     microbatches, l.pp, l.vp));
+    }
     StepResult& r = sim.result;
     r.memory = estimate_memory(ctx.scenario(), l, ctx.traits());
     account(plan, l, sim.engine, makespan, r);
