@@ -3,12 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "cost/layer_costs.hpp"
 #include "core/error.hpp"
 #include "sim/stage_plan.hpp"
 #include "sim/step_context.hpp"
+#include "spec/runtime_profile.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 #include "validate/published_runs.hpp"
@@ -144,16 +146,20 @@ TEST_CASE("context parallelism as a load-balanced K/V ring: one causal step and 
     const Layout l = resolve_layout(s, s.layout);
     const CalibrationProfile& p = ctx.profile();
     const double T = 16384.0 / 4, heads = 64.0 / 8, flops = 2 * T * heads * (128 + 128) * 16384 / 2;
-    const double eff = ctx.runtime().compute_efficiency * 1e12;
-    const auto rate = [&](bool causal, bool backward) { return p.attention_tflops(Precision::Bf16, 4096, 128, causal, backward) * eff; };
+    // megatron-core-2025 runs TE's cuDNN attention, the kernel the H100 profile's points measured:
+    // at their rates, without the GPU's compute factor.
+    REQUIRE(ctx.runtime().attention_kernel == AttentionKernel::CudnnFused);
+    REQUIRE(p.attention_kernel() == AttentionKernel::CudnnFused);
+    const auto rate = [&](bool causal, bool backward) { return p.measured_attention_tflops(Precision::Bf16, 4096, 128, causal, backward) * 1e12; };
     const LayerCost c = layer_cost(ctx.costs(), l, ctx.groups(l), 0);
     CHECK(c.forward.attention == doctest::Approx(flops / 4 / rate(true, false) + flops * 3 / 4 / rate(false, false)).epsilon(1e-9));
     CHECK(c.backward.attention ==
           doctest::Approx(2.5 * flops / 4 / rate(true, true) + 2.5 * flops * 3 / 4 / rate(false, true)).epsilon(1e-9));
     // The unmasked kernel is the faster one (cuDNN on H100), so the ring is cheaper than one
-    // causal kernel over the same work; without the ring (all-gather CP) the causal rate holds.
+    // causal kernel over the same work; without the ring (all-gather CP, Meta's Llama 3 stack,
+    // whose unnamed kernel reads the profile through the compute factor) the causal rate holds.
     CHECK(c.forward.attention < flops / rate(true, false));
-    doc["training"]["framework"] = "megatron-core-2024";
+    doc["training"]["framework"] = "llama3-meta-2024";
     const Scenario g = parse_scenario(doc, data_dir());
     const StepContext gathered(g);
     REQUIRE_FALSE(gathered.runtime().cp_ring_load_balanced);
@@ -162,6 +168,84 @@ TEST_CASE("context parallelism as a load-balanced K/V ring: one causal step and 
                                gathered.runtime().compute_efficiency * 1e12;
     CHECK(layer_cost(gathered.costs(), lg, gathered.groups(lg), 0).forward.attention == doctest::Approx(flops / causal_rate).epsilon(1e-9));
 }
+
+TEST_CASE("attention runs at the profile's rate for the kernel the profile measured, through the compute factor for any other") {
+    // One attention point (400 TFLOP/s forward, 300 backward) read everywhere, a compute factor
+    // of 0.8 and a runtime efficiency of 1.2: Llama 3 8B at 4k, TP 1, one sequence. Its attention
+    // runs 2 T heads (d_qk + d_v) s / 2 FLOPs forward, 2.5x that backward (FlashAttention-2).
+    const Scenario s = scenario("llama3-8b", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}}, 8);
+    const double flops = 2.0 * 4096 * 32 * (128 + 128) * 4096 / 2;
+    const auto attention = [&](const char* profile_kernel, const char* runtime_kernel) {
+        json doc = flat_profile();
+        doc["attention_kernel"] = profile_kernel;
+        doc["factors"] = {{"compute", 0.8}};
+        const CalibrationProfile profile = CalibrationProfile::from_json(doc, "/calibration", s.cluster.gpu);
+        const StepContext ctx(s, profile);
+        const RuntimeProfile runtime =
+            parse_runtime_profile({{"attention_kernel", runtime_kernel}, {"compute_efficiency", 1.2}}, "x", "/calibration/runtime/x");
+        const CostContext costs{s, profile, runtime, ctx.network()};
+        const Layout l = resolve_layout(s, s.layout);
+        const LayerCost c = layer_cost(costs, l, ctx.groups(l), 0);
+        return std::pair{c.forward.attention, c.backward.attention};
+    };
+    // The kernel the points measured: FLOPs / the profile's rate, neither multiplier.
+    const auto [f, b] = attention("cudnn-fused", "cudnn-fused");
+    CHECK(f == doctest::Approx(flops / 400e12).epsilon(1e-12));
+    CHECK(b == doctest::Approx(2.5 * flops / 300e12).epsilon(1e-12));
+    // Another kernel, or points whose kernel is not named: FLOPs / (rate x factor x efficiency).
+    for (const auto& [p, r] : {std::pair{"cudnn-fused", "flash-attention-2"}, std::pair{"flash-attention-2", "cudnn-fused"},
+                               std::pair{"cudnn-fused", "fused"}, std::pair{"fused", "fused"}}) {
+        CAPTURE(p);
+        CAPTURE(r);
+        const auto [fo, bo] = attention(p, r);
+        CHECK(fo == doctest::Approx(flops / (400e12 * 0.8 * 1.2)).epsilon(1e-12));
+        CHECK(bo == doctest::Approx(2.5 * flops / (300e12 * 0.8 * 1.2)).epsilon(1e-12));
+    }
+    CHECK(attention("flash-attention-2", "flash-attention-2").first == doctest::Approx(flops / 400e12).epsilon(1e-12));
+}
+
+TEST_CASE("the shipped profiles and runtimes name their attention kernels: H100 cuDNN at the FlashAttention-3 paper's figure") {
+    // Llama 3 8B at 8k, one sequence, on H100, whose causal head-128 8k point is cuDNN's 529
+    // TFLOP/s forward (flash-attention assets/flash3_fp16_fwd.png). Megatron-Core's Transformer
+    // Engine runs cuDNN there; torchtitan's SDPA runs the FlashAttention-2 backend, which goes
+    // through the H100 compute factor.
+    const double flops = 2.0 * 8192 * 32 * (128 + 128) * 8192 / 2;
+    const auto forward = [&](const char* framework) {
+        json doc = {{"model", "llama3-8b"},
+                    {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 8}}},
+                    {"training", {{"seq_len", 8192}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", framework}}},
+                    {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}}}};
+        const Scenario s = parse_scenario(doc, data_dir());
+        const StepContext ctx(s);
+        const Layout l = resolve_layout(s, s.layout);
+        return std::tuple{layer_cost(ctx.costs(), l, ctx.groups(l), 0).forward.attention, ctx.profile().factors().compute,
+                          ctx.runtime().compute_efficiency};
+    };
+    const auto [cudnn, factor, eff] = forward("megatron-core-2024");
+    CHECK(factor < 1.0);
+    CHECK(cudnn == doctest::Approx(flops / 529e12).epsilon(1e-9));
+    const auto [titan, titan_factor, titan_eff] = forward("torchtitan-2024");
+    CHECK(titan == doctest::Approx(flops / (529e12 * titan_factor * titan_eff)).epsilon(1e-9));
+    CHECK(std::get<0>(forward("nemo-2026")) == doctest::Approx(flops / 529e12).epsilon(1e-9));  // TE 2.x: cuDNN too
+}
+
+TEST_CASE("an attention kernel the tables do not name is an input error naming the key") {
+    const auto refused = [](auto parse, const std::string& path) {
+        try {
+            parse();
+            FAIL("expected an InputError");
+        } catch (const InputError& e) {
+            CHECK(e.path() == path);
+        }
+    };
+    refused([] { parse_runtime_profile({{"attention_kernel", "cudnn"}}, "x", "/calibration/runtime/x"); }, "/calibration/runtime/x/attention_kernel");
+    // A profile's points are a flash kernel's, named or not: "unfused" is refused there.
+    json doc = flat_profile();
+    doc["attention_kernel"] = "unfused";
+    const GpuSpec gpu = scenario("llama3-8b", {{"tp", 1}}, 8).cluster.gpu;
+    refused([&] { CalibrationProfile::from_json(doc, "/calibration", gpu); }, "/calibration/attention_kernel");
+}
+
 TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in memory, and the runs no fit used stay within bounds") {
     const auto file = data_dir() / "tests" / "validation" / "published-runs-2024-2026.json";
     const ValidationReport r = validate_runs(file);

@@ -144,8 +144,9 @@ TEST_CASE("the closed-form estimate agrees with the simulator on every schedule"
             // Transfers: the estimate charges the fill's and the drain's (pp - 1 each way). The
             // orders executed as written (ZB-V, interleaved zero bubble, DualPipeV: their closed
             // form is the order run with free transfers) also wait on a few in the steady state,
-            // which the engine charges: up to 0.5% here.
-            CHECK(estimated.step_time_s >= simulated.step_time_s * (def.split_backward ? 0.995 : 0.999));
+            // which the engine charges: up to 0.6% here (0.5% before Megatron-Core's attention ran
+            // at the profile's cuDNN rates: shorter passes beside the same transfers).
+            CHECK(estimated.step_time_s >= simulated.step_time_s * (def.split_backward ? 0.993 : 0.999));
             CHECK(estimated.breakdown.compute == doctest::Approx(simulated.breakdown.compute).epsilon(1e-6));
         }
     }

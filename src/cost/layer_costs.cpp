@@ -83,7 +83,15 @@ public:
     // Norms, activations and residuals: the runtime's fusion scales the bytes they move.
     double memory(double bytes) const { return unfused(bytes * ctx_.runtime.memory_traffic_factor); }
     double unfused(double bytes) const { return bytes / (ctx_.profile.memory_tbps() * efficiency() * 1e12); }
+    // A fused attention kernel. Where the runtime runs the kernel the profile's attention points
+    // measured, it sustains their rates: the GPU's fitted compute factor and the runtime's
+    // compute_efficiency stand for what a training step loses against microbenchmarks (launch
+    // gaps between short kernels, kernels the model does not list), not for one kernel that runs
+    // for milliseconds at the rate measured. Any other kernel is read through both, as before
+    // runtimes named their kernel.
     double flash(double flops, std::int64_t seq, std::int64_t head_dim, bool backward, bool causal = true) const {
+        if (ctx_.runtime.attention_kernel == ctx_.profile.attention_kernel() && ctx_.runtime.attention_kernel != AttentionKernel::Fused)
+            return flops / (ctx_.profile.measured_attention_tflops(precision_, seq, head_dim, causal, backward) * 1e12);
         return flops / (ctx_.profile.attention_tflops(precision_, seq, head_dim, causal, backward) * efficiency() * 1e12);
     }
     double collective(CollectiveOp op, double bytes, const GroupShape& g) const {
@@ -162,7 +170,7 @@ void attention_core(const CostContext& ctx, const Kernels& k, const Shapes& x, c
     const double seq = d(ctx.scenario.training.seq_len), heads = d(m.heads) / x.tp;
     const double qk_dim = m.attention == AttentionKind::MultiLatent ? d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : d(m.head_dim);
     const double v_dim = m.attention == AttentionKind::MultiLatent ? d(m.mla.v_head_dim) : d(m.head_dim);
-    if (ctx.runtime.flash_attention) {
+    if (ctx.runtime.flash_attention()) {
         // FlashAttention's count: 2 GEMMs of 2 T s d each per head, halved by the causal mask
         // (a windowed layer's kernel skips the blocks outside the band).
         const double keys = m.layer_is_windowed(layer) ? m.mean_causal_keys(layer, ctx.scenario.training.seq_len) : seq * 0.5;
@@ -348,7 +356,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     const ModelSpec& m = ctx.scenario.model;
     const Kernels k(ctx);
     const Shapes x = shapes(ctx.scenario, l);
-    const bool dropout = !ctx.runtime.flash_attention && m.linear_bias && m.norm == NormKind::LayerNorm;
+    const bool dropout = !ctx.runtime.flash_attention() && m.linear_bias && m.norm == NormKind::LayerNorm;
     LayerCost c;
     PhaseCost& f = c.forward;
     PhaseCost& b = c.backward;
@@ -423,7 +431,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         b.tp += f.tp;
         b.ep += f.ep;
     } else if (l.recompute == Recompute::Selective) {
-        const std::uint8_t r = active_recompute_modules(l.recompute, l.recompute_modules, ctx.runtime.flash_attention);
+        const std::uint8_t r = active_recompute_modules(l.recompute, l.recompute_modules, ctx.runtime.flash_attention());
         // Two norms per layer, each reading and writing h elements per token in 16 bits.
         if (r & kRecomputeLayerNorm) c.recompute += k.memory(2 * 4 * d(m.hidden) * x.norm_T);
         if (r & kRecomputeCoreAttn) c.recompute += core;

@@ -96,8 +96,8 @@ double bytes_for(const PerToken& p, const Layout& l, double tokens) {
 
 RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     RuntimeTraits t;
-    t.flash_attention = runtime.flash_attention;
-    t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention;
+    t.flash_attention = runtime.flash_attention();
+    t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention();
     t.zero3_reshard_with_pp = runtime.zero3_reshard_with_pp;
     t.least_pp_warmup = runtime.least_pp_warmup;
     t.grad_dtype = gradient_dtype(s.training, runtime);

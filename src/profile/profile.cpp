@@ -22,6 +22,9 @@ constexpr FieldDef kProfileFields[] = {
     {"provenance", FieldType::Object, "how and where it was measured, or the published sources"},
     {"gemm", FieldType::Object, "GEMM points per precision recipe (bf16, fp16, fp8, fp8_rowwise, fp8_blockwise, mxfp8, nvfp4): {bf16: [{m, n, k, tflops}], ...}"},
     {"attention", FieldType::Array, "flash attention points [{seq, head_dim, head_dim_v, heads, kv_heads, causal, fwd_tflops, bwd_tflops}]"},
+    {"attention_kernel", FieldType::String,
+     "the flash kernel the attention points measured (fused: not named; flash-attention-2; cudnn-fused): a runtime running that kernel reads "
+     "them without the fitted compute factor", "", "fused", -1e300, 1e300, "fused|flash-attention-2|cudnn-fused"},
     {"memory", FieldType::Object, "{copy_tbps, elementwise_tbps}"},
     {"collectives", FieldType::Array, "measured sweeps [{op, span, ranks, nodes, provenance, points: [{bytes, time_us, busbw_gbps}]}]"},
     {"comm", FieldType::Object, "collective model calibration"},
@@ -117,6 +120,7 @@ struct CalibrationProfile::Data {
     GpuSpec gpu;
     std::map<std::string, std::vector<GemmPoint>, std::less<>> gemm;  // by table name
     std::vector<AttentionPoint> attention;
+    AttentionKernel attention_kernel = AttentionKernel::Fused;
     double memory_tbps = 0;
     CommCalibration comm;
     std::vector<CollectiveSweep> collectives;
@@ -211,6 +215,9 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
                                    a.boolean("causal").value_or(true)});
     }
 
+    // The table's choices refuse "unfused" and misspellings: points of a flash kernel, named or not.
+    if (const auto kernel = r.string("attention_kernel")) data->attention_kernel = enum_from_name<AttentionKernel>(*kernel).value();
+
     const json* memory = r.raw("memory");
     if (!memory) throw InputError(r.path_of("memory"), "", "is required: {copy_tbps}");
     ObjectReader m(*memory, r.path_of("memory"), kMemoryFields);
@@ -299,7 +306,15 @@ double CalibrationProfile::attention_tflops(Precision p, std::int64_t seq, std::
     return attention_tflops(p, {seq, head_dim, head_dim, 1, causal, backward});
 }
 
-double CalibrationProfile::attention_tflops(Precision, const AttentionQuery& q) const {
+double CalibrationProfile::attention_tflops(Precision p, const AttentionQuery& q) const {
+    return std::min(data_->gpu.bf16_tflops, measured_attention_tflops(p, q) * data_->factors.compute);
+}
+
+double CalibrationProfile::measured_attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal, bool backward) const {
+    return measured_attention_tflops(p, {seq, head_dim, head_dim, 1, causal, backward});
+}
+
+double CalibrationProfile::measured_attention_tflops(Precision, const AttentionQuery& q) const {
     const Data& d = *data_;
     // A flash kernel's throughput levels off with the sequence (FlashAttention-2 and -3 papers'
     // figures: flat from 4k-8k to 16k, the longest they measure): past the profile's longest
@@ -319,8 +334,10 @@ double CalibrationProfile::attention_tflops(Precision, const AttentionQuery& q) 
             return (a.lseq - ls) * (a.lseq - ls) + dh * dh + ds * ds + dg * dg + mask;
         },
         [&](const AttentionPoint& a) { return q.backward ? a.bwd_efficiency : a.fwd_efficiency; });
-    return std::min(d.gpu.bf16_tflops, efficiency * d.gpu.bf16_tflops * d.factors.compute);
+    return std::min(d.gpu.bf16_tflops, efficiency * d.gpu.bf16_tflops);
 }
+
+AttentionKernel CalibrationProfile::attention_kernel() const { return data_->attention_kernel; }
 
 double CalibrationProfile::memory_tbps() const { return data_->memory_tbps * data_->factors.compute; }
 const CommCalibration& CalibrationProfile::comm() const { return data_->comm; }

@@ -56,6 +56,11 @@ public:
     // The same for GQA and MLA shapes: interpolated also over the head sizes' split and the
     // query heads per key-value head (points without them are multi-head, head_dim_v = head_dim).
     double attention_tflops(Precision p, const AttentionQuery& query) const;
+    // The same rates as the points give them, without the fitted compute factor: what the kernel
+    // the points measured (attention_kernel()) sustains where it runs.
+    double measured_attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal, bool backward) const;
+    double measured_attention_tflops(Precision p, const AttentionQuery& query) const;
+    AttentionKernel attention_kernel() const;
     // Achieved HBM bandwidth of memory-bound kernels (norms, elementwise, optimizer), TB/s.
     double memory_tbps() const;
     const CommCalibration& comm() const;

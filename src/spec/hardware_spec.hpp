@@ -13,6 +13,16 @@ enum class Precision { Fp32, Tf32, Fp16, Bf16, Fp8, Fp4 };
 inline constexpr std::string_view kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
 constexpr std::span<const std::string_view> enum_names(Precision) { return kPrecisionNames; }
 
+// Which attention kernel a framework runs (runtime profile) or a calibration profile's attention
+// points measured. `unfused`: two batched GEMMs around a softmax kernel that stores the s x s
+// scores (Megatron-LM before flash attention); `fused`: a flash kernel whose sources do not name
+// it; the named ones are Dao-AILab's FlashAttention-2 (also PyTorch SDPA's flash backend) and
+// cuDNN's fused flash attention (Transformer Engine's FusedAttention). A profile's attention
+// rates stand at face value only for the named kernel they measured.
+enum class AttentionKernel { Unfused, Fused, FlashAttention2, CudnnFused };
+inline constexpr std::string_view kAttentionKernelNames[] = {"unfused", "fused", "flash-attention-2", "cudnn-fused"};
+constexpr std::span<const std::string_view> enum_names(AttentionKernel) { return kAttentionKernelNames; }
+
 struct GpuSpec {
     std::string name;
     double bf16_tflops = 0;  // dense, no sparsity

@@ -15,8 +15,10 @@ namespace {
 constexpr double kAny = 1e300;
 constexpr FieldDef kRuntimeFields[] = {
     {"name", FieldType::String, "framework generation"},
-    {"flash_attention", FieldType::Boolean, "fused flash attention (no s x s scores in memory)", "", default_bool(true), -kAny, kAny, "",
-     bind<&RuntimeProfile::flash_attention>()},
+    {"attention_kernel", FieldType::String,
+     "attention kernel: unfused (s x s scores in memory), fused (a flash kernel not named), flash-attention-2, cudnn-fused (TE's FusedAttention); "
+     "the calibration profile's attention rates stand as they are for the kernel the profile measured, through the compute factor for any other",
+     "", default_string("fused"), -kAny, kAny, "", bind<&RuntimeProfile::attention_kernel>()},
     {"memory_traffic_factor", FieldType::Number, "HBM traffic of memory-bound ops relative to unfused kernels", "", default_number(1), 0.1, 2,
      "", bind<&RuntimeProfile::memory_traffic_factor>()},
     {"moe_efficiency", FieldType::Number, "share of the kernel throughput a MoE layer's expert path sustains (grouped GEMMs, routing, permutation)",
@@ -166,7 +168,9 @@ std::string nearest_runtime_profile(const std::string& framework) {
     const int named_year = year_in(framework);
     const int year = named_year ? named_year : year_in(kDefaultRuntime);
     const std::string family = family_of(framework);
-    const bool family_known = std::any_of(names.begin(), names.end(), [&](const std::string& n) { return family_of(n) == family; });
+    // A name of no known family (an in-house stack, Meta's llama3-meta-2024) sets no family apart.
+    const bool family_known =
+        !family.empty() && std::any_of(names.begin(), names.end(), [&](const std::string& n) { return family_of(n) == family; });
     std::string best = kDefaultRuntime;
     int best_distance = std::abs(year_in(best) - year) + (family_known && family_of(best) != family ? 10000 : 0);
     for (const auto& n : names) {

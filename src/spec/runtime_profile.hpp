@@ -83,7 +83,14 @@ struct FrameworkFeatures {
 
 struct RuntimeProfile {
     std::string name;
-    bool flash_attention = true;
+    // The attention kernel it runs (AttentionKernel): unfused GEMMs and softmax, or a fused flash
+    // kernel, named where the framework's sources say which. Where it is the kernel the
+    // calibration profile's attention points measured, attention runs at those rates as they
+    // stand; any other kernel at the profile's rates through the GPU's fitted compute factor and
+    // compute_efficiency, like every other kernel (cost/layer_costs.cpp, Kernels::flash).
+    AttentionKernel attention_kernel = AttentionKernel::Fused;
+    // Fused flash attention: no s x s score matrices in memory, the scores recomputed backward.
+    bool flash_attention() const { return attention_kernel != AttentionKernel::Unfused; }
     double memory_traffic_factor = 1.0;  // bytes moved by norms/activations/residuals vs unfused kernels
     // Share of the calibration profile's kernel throughput (GEMM, attention, memory-bound) this
     // generation's software stack sustains; fitted per generation on runs that validate nothing.
