@@ -261,7 +261,7 @@ TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in m
     CHECK(all[0].runs == 150);
     // Where this stands (README, Accuracy): the issue's target is 10%; these bounds keep what was
     // reached from slipping back while the gap is closed.
-    CHECK(all[0].mape_pct <= 17.5);
+    CHECK(all[0].mape_pct <= 15.0);  // 13.7% since attention_kernel (14.8% before)
     std::size_t moe_within_12 = 0;
     const json runs = load_json_file(file, "")["runs"];
     for (std::size_t i = 0; i < r.runs.size(); ++i)

@@ -115,7 +115,12 @@ json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan
     std::string attention_failure;
     const json attention = measure_attention_points(plan, attention_failure);
     const bool measured_attention = !attention.empty();
-    if (measured_attention) doc["attention"] = attention;
+    if (measured_attention) {
+        doc["attention"] = attention;
+        // cuDNN's fused flash attention, the kernel Transformer Engine runs on Hopper and later:
+        // runtimes that run it read these points without the fitted compute factor.
+        doc["attention_kernel"] = std::string(name_of(AttentionKernel::CudnnFused));
+    }
     doc["provenance"] = provenance_json(
         provenance, {{"attention", measured_attention ? "measured: cuDNN SDPA forward and backward graphs"
                                                       : "not measured (" + attention_failure + "): published points of calibration/" +
