@@ -207,10 +207,12 @@ TEST_CASE("each enum's one name table is what the parser accepts and the printer
     round_trip(enum_names(Precision{}), Precision{});
     round_trip(enum_names(TrainingMode{}), TrainingMode{});
     round_trip(enum_names(OptimizerKind{}), OptimizerKind{});
+    round_trip(enum_names(AttentionKernel{}), AttentionKernel{});
     // The last enumerator has a name (a table one short would read past its end).
     CHECK(name_of(MlpKind::Relu) == "relu");
     CHECK(name_of(Precision::Fp4) == "fp4");
     CHECK(name_of(FabricKind::Ethernet) == "ethernet");
+    CHECK(name_of(AttentionKernel::CudnnFused) == "cudnn-fused");
     CHECK(recompute_name(Recompute::Full) == "full");
     // A misspelled enum value is refused with the table's names.
     json m = tiny_model();
