@@ -75,9 +75,38 @@ Timing run(const char* name, std::int64_t gpus, unsigned threads, bool any_frame
 }
 }  // namespace
 
+namespace {
+// FNV-1a over the bits of every fitting candidate's closed-form score, in candidate order: speed
+// work on the screen must leave it unchanged (issue 18: plans unchanged to the bit), so the
+// digest before and after a change must be equal.
+void digest(const char* name, bool any_framework) {
+    Scenario s = load_scenario(data_dir() / "scenarios" / (std::string(name) + ".json"));
+    s.layout = LayoutSpec{};
+    PlanOptions o;
+    o.framework_features = !any_framework;
+    const Planner planner(s, o, make_step_evaluator);
+    std::uint64_t h = 1469598103934665603ull;
+    const auto add = [&](const void* p, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
+    };
+    const std::vector<ScreenedScore> scores = planner.fitting_scores();
+    for (const ScreenedScore& x : scores) {
+        add(&x.variant, sizeof x.variant);
+        for (double v : {x.step_time_s, x.mfu, x.tokens_per_s, x.peak_memory_bytes}) add(&v, sizeof v);
+    }
+    std::printf("%s %s: %zu candidates, %zu fit; score digest %016llx\n", name, any_framework ? "any framework" : "framework's",
+                planner.candidate_count(), scores.size(), static_cast<unsigned long long>(h));
+}
+}  // namespace
+
 int main(int argc, char** argv) {
     // `bench_plan --screen NAME [any|framework] [THREADS] [GPUS]`: that one plan, nothing else
     // (for profilers, and for timing thread counts from outside: farm-bench).
+    // `bench_plan --digest NAME [any|framework]`: the digest of every fitting candidate's score.
+    if (argc > 2 && std::strcmp(argv[1], "--digest") == 0) {
+        digest(argv[2], argc > 3 && std::strcmp(argv[3], "any") == 0);
+        return 0;
+    }
     if (argc > 2 && std::strcmp(argv[1], "--screen") == 0) {
         const unsigned threads = argc > 4 ? static_cast<unsigned>(std::atoi(argv[4])) : 1u;
         const std::int64_t gpus = argc > 5 ? std::atoll(argv[5]) : 0;

@@ -6,7 +6,11 @@
 // - plan_step into a reused StepPlan (per-thread scratch, any earlier layout in it) must equal a
 //   fresh plan;
 // - StepContext analyses each group placement once, by content, for every layout that places a
-//   group alike: its groups must equal the network model's analysis of that layout alone.
+//   group alike: its groups must equal the network model's analysis of that layout alone;
+// - layout_costs keeps each layout's layer costs per thread in two generations of entries: what
+//   it returns, after more keys than both generations hold, must equal the cost functions' own
+//   answer for that layout;
+// - the screen converts each candidate into one reused Layout: it must equal a fresh one.
 #include <doctest/doctest.h>
 
 #include "cost/layer_costs.hpp"
@@ -57,6 +61,20 @@ void check_stage(const StagePlan& a, const StagePlan& b) {
     CHECK(a.param_gather_wait == b.param_gather_wait);
     CHECK(a.optimizer == b.optimizer);
     CHECK(a.slowdown == b.slowdown);
+}
+
+bool same_phase(const PhaseCost& a, const PhaseCost& b) {
+    return a.gemm == b.gemm && a.attention == b.attention && a.memory == b.memory && a.tp == b.tp && a.cp == b.cp && a.ep == b.ep &&
+           a.zero3 == b.zero3 && a.zero3_waited == b.zero3_waited && a.weight_grad == b.weight_grad;
+}
+
+bool same_layout(const Layout& a, const Layout& b) {
+    return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp && a.ep == b.ep && a.vp == b.vp && a.etp == b.etp &&
+           a.microbatch == b.microbatch && a.zero_stage == b.zero_stage && a.shard_group == b.shard_group &&
+           a.sequence_parallel == b.sequence_parallel && a.optimizer_offload == b.optimizer_offload && a.recompute == b.recompute &&
+           a.recompute_modules == b.recompute_modules && a.activation_offload_layers == b.activation_offload_layers &&
+           a.ep_a2a_overlap == b.ep_a2a_overlap && a.schedule == b.schedule && a.pp_warmup == b.pp_warmup &&
+           a.stage_layers == b.stage_layers && a.rank_order == b.rank_order;
 }
 
 bool same_shape(const GroupShape& a, const GroupShape& b) {
@@ -137,5 +155,61 @@ TEST_CASE("groups from the shared placement analyses equal each layout's own ana
         CHECK(same_shape(shared.dp_expert, own.dp_expert));
         CHECK(same_shape(shared.dp_replicas, own.dp_replicas));
         CHECK(same_shape(shared.dp_expert_replicas, own.dp_expert_replicas));
+    }
+}
+
+TEST_CASE("layout costs from the per-thread cache equal the cost functions' answer, after the cache turned over") {
+    const Scenario s = open_scenario("deepseek-v3-h100");
+    const StepContext ctx(s);
+    const CostContext costs = ctx.costs();
+    const std::vector<Layout> layouts = sample_layouts(s, 211);
+    // Each layout is asked for twice, 20,000 other layouts apart: more keys than the two
+    // generations hold in between, so later answers come from recomputed, promoted and fresh
+    // entries alike.
+    constexpr std::size_t kApart = 20000;
+    REQUIRE(layouts.size() > kApart + 100);
+    std::size_t checked = 0;
+    for (std::size_t i = 0; i < layouts.size(); ++i) {
+        (void)layout_costs(ctx, layouts[i]);
+        if (i < kApart || i % 50 != 0) continue;
+        const Layout& l = layouts[i - kApart];
+        CAPTURE(layout_label(l));
+        const LayoutCosts& cached = layout_costs(ctx, l);
+        const LayoutGroups& groups = ctx.groups(l);
+        CHECK(cached.groups == &groups);
+        for (std::int64_t layer : {std::int64_t{0}, s.model.layers - 1}) {  // a dense and a MoE layer
+            const LayerCost own = layer_cost(costs, l, groups, layer);
+            const LayerCost& kind = cached.kinds[s.model.layer_is_moe(layer) ? 1 : 0];
+            CHECK(same_phase(kind.forward, own.forward));
+            CHECK(same_phase(kind.backward, own.backward));
+            CHECK(kind.recompute == own.recompute);
+        }
+        CHECK(same_phase(cached.embed_forward, embedding_cost(costs, l, false)));
+        CHECK(same_phase(cached.embed_backward, embedding_cost(costs, l, true)));
+        CHECK(same_phase(cached.output_forward, output_cost(costs, l, false)));
+        CHECK(same_phase(cached.output_backward, output_cost(costs, l, true)));
+        CHECK(cached.transfer == pp_transfer(costs, l, groups));
+        ++checked;
+    }
+    CHECK(checked > 100);
+}
+
+TEST_CASE("a candidate converted into a reused layout equals a fresh conversion") {
+    for (const char* name : {"llama3-405b-h100", "deepseek-v3-h100"}) {
+        Scenario s = open_scenario(name);
+        SearchOptions o;
+        o.framework = load_runtime_profile(s.training.framework, "/framework").features;
+        const std::vector<Candidate> candidates = enumerate_candidates(s, s.layout, o);
+        // The reused layout held the previous candidate (other pp, stage split, knobs) each time.
+        Layout reused;
+        std::size_t splits = 0;
+        for (std::size_t i = 0; i < candidates.size(); i += 1009) {
+            CAPTURE(name);
+            to_layout(s, s.layout, candidates[i], reused);
+            const Layout fresh = to_layout(s, s.layout, candidates[i]);
+            CHECK(same_layout(reused, fresh));
+            if (i > 0 && candidates[i].pp != candidates[i - 1009].pp) ++splits;
+        }
+        CHECK(splits > 3);  // the stage split grew and shrank in the reused layout
     }
 }

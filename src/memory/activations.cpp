@@ -121,6 +121,13 @@ Layout effective_sharding(const Layout& layout, const RuntimeTraits& traits) {
     return l;
 }
 
+const Layout& effective_sharding_scratch(const Layout& layout, const RuntimeTraits& traits) {
+    thread_local Layout l;
+    l = layout;  // copy-assigned: the stage split keeps its capacity
+    if (shards_like_zero1(l, traits)) l.zero_stage = 1;
+    return l;
+}
+
 double layer_working_set_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
     PerToken a = attention_per_token(s.model, t, s.training.seq_len, 0);
     PerToken m = mlp_per_token(s.model, t, layer, 0);

@@ -32,6 +32,9 @@ RuntimeTraits runtime_traits(const Scenario& scenario, const RuntimeProfile& run
 // as they are, without a copy.
 bool shards_like_zero1(const Layout& layout, const RuntimeTraits& traits);
 Layout effective_sharding(const Layout& layout, const RuntimeTraits& traits);
+// The same into a per-thread copy, valid until the thread's next call (the screen's hot path:
+// no allocation a layout).
+const Layout& effective_sharding_scratch(const Layout& layout, const RuntimeTraits& traits);
 
 // Bytes one layer keeps on one GPU for one microbatch, under the layout's TP/SP/CP and recompute.
 double layer_activation_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits,

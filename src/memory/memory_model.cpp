@@ -159,7 +159,7 @@ MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTr
 }
 
 std::optional<MemoryReport> memory_within(const Scenario& s, const Layout& l, const RuntimeTraits& traits, double margin) {
-    if (shards_like_zero1(l, traits)) return memory_within(s, effective_sharding(l, traits), traits, margin);
+    if (shards_like_zero1(l, traits)) return memory_within(s, effective_sharding_scratch(l, traits), traits, margin);
     MemoryReport report;
     report.capacity = hbm_capacity(s);
     const double limit = offered_memory_bytes(report.capacity.value(), margin);

@@ -216,6 +216,11 @@ struct StageEnds {
 std::uint8_t stage_ends(const ScheduleDef& def, std::int64_t pp, std::int64_t chunks, std::int64_t stage) {
     constexpr std::size_t kEntries = 64;
     thread_local std::array<StageEnds, kEntries> cache;
+    // A layout asks for each of its stages in turn, from the memory model and the stage plan:
+    // the entry used last is tried before the hash (its fields are compared, so an entry since
+    // reused for another triple is not mistaken for it).
+    thread_local const StageEnds* last = &cache[0];
+    if (last->def == &def && last->pp == pp && last->chunks == chunks) return last->ends[static_cast<std::size_t>(stage)];
     HashMix h(reinterpret_cast<std::uintptr_t>(&def));
     h.add(static_cast<std::uint64_t>(pp));
     h.add(static_cast<std::uint64_t>(chunks));
@@ -231,6 +236,7 @@ std::uint8_t stage_ends(const ScheduleDef& def, std::int64_t pp, std::int64_t ch
         e.pp = pp;
         e.chunks = chunks;
     }
+    last = &e;
     return e.ends[static_cast<std::size_t>(stage)];
 }
 

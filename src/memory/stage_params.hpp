@@ -31,8 +31,8 @@ StageParams layer_params_of_kind(const ModelSpec& model, const Layout& layout, b
 class LayerParams {
 public:
     LayerParams(const ModelSpec& model, const Layout& layout) : model_(model), layout_(layout) {}
-    const StageParams& operator()(std::int64_t layer) {
-        const bool moe = model_.layer_is_moe(layer);
+    const StageParams& operator()(std::int64_t layer) { return of_kind(model_.layer_is_moe(layer)); }
+    const StageParams& of_kind(bool moe) {
         std::optional<StageParams>& kind = kinds_[moe ? 1 : 0];
         if (!kind) kind = layer_params_of_kind(model_, layout_, moe);
         return *kind;

@@ -153,6 +153,7 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     std::atomic<bool> stopped{false};
     auto run = [&](unsigned t) {
         auto& best = partial[t];
+        Layout layout;  // each candidate's, in one allocation
         std::size_t begin = 0, end = 0;
         while (!stopped && take(t, begin, end)) {
             for (std::size_t w = begin; w < end; ++w) {
@@ -163,7 +164,8 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
                 const auto [v, i] = work[w];
                 const Variant& variant = variants_[v];
                 const Candidate& c = candidates_[v][i];
-                const std::optional<PlanScore> score = variant.evaluator->screen_within(to_layout(variant.scenario, fixed_, c), memory_margin());
+                to_layout(variant.scenario, fixed_, c, layout);
+                const std::optional<PlanScore> score = variant.evaluator->screen_within(layout, memory_margin());
                 if (!score || !offered(*score)) continue;
                 best.push_back({v, c, objective(*score)});
                 if (best.size() >= 4 * (limit + per_variant * variants_.size()) + 64) keep_best(best, limit, per_variant);
@@ -206,9 +208,11 @@ std::vector<const Plan*> Planner::best_per_variant(const std::vector<Plan>& rank
 
 template <class F>
 void Planner::for_each_fitting(F f) const {
+    Layout layout;
     for (std::size_t v = 0; v < candidates_.size(); ++v)
         for (const Candidate& c : candidates_[v]) {
-            const std::optional<PlanScore> score = variants_[v].evaluator->screen_within(to_layout(variants_[v].scenario, fixed_, c), memory_margin());
+            to_layout(variants_[v].scenario, fixed_, c, layout);
+            const std::optional<PlanScore> score = variants_[v].evaluator->screen_within(layout, memory_margin());
             if (score && offered(*score)) f(v, *score);
         }
 }

@@ -419,6 +419,11 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
 
 Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     Layout l;
+    to_layout(s, f, c, l);
+    return l;
+}
+
+void to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c, Layout& l) {
     l.tp = c.tp;
     l.pp = c.pp;
     l.cp = c.cp;
@@ -438,23 +443,31 @@ Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     l.schedule = c.schedule;
     l.pp_warmup = f.pp_warmup.value_or(0);
     l.rank_order = f.rank_order ? *f.rank_order : candidate_rank_orders()[c.rank_order];
-    l.stage_layers = f.stage_layers ? *f.stage_layers
-                                    : trimmed_stage_split(s.model.layers, l.pp, c.first_trim, c.last_trim);
-    return l;
+    if (f.stage_layers) l.stage_layers = *f.stage_layers;
+    else trimmed_stage_split(s.model.layers, l.pp, c.first_trim, c.last_trim, l.stage_layers);
 }
 
 std::vector<std::int64_t> trimmed_stage_split(std::int64_t layers, std::int64_t pp, std::int64_t first_trim,
                                               std::int64_t last_trim) {
-    if (pp == 1) return first_trim == 0 && last_trim == 0 ? std::vector<std::int64_t>{layers}
-                                                          : std::vector<std::int64_t>{};
+    std::vector<std::int64_t> split;
+    trimmed_stage_split(layers, pp, first_trim, last_trim, split);
+    return split;
+}
+
+void trimmed_stage_split(std::int64_t layers, std::int64_t pp, std::int64_t first_trim, std::int64_t last_trim,
+                         std::vector<std::int64_t>& split) {
+    split.clear();
+    if (pp == 1) {
+        if (first_trim == 0 && last_trim == 0) split.push_back(layers);
+        return;
+    }
     const std::int64_t padded = layers + first_trim + last_trim;
-    if (padded % pp != 0) return {};
+    if (padded % pp != 0) return;
     const std::int64_t middle = padded / pp;
-    if (middle - first_trim < 1 || middle - last_trim < 1) return {};
-    std::vector<std::int64_t> split(static_cast<std::size_t>(pp), middle);
+    if (middle - first_trim < 1 || middle - last_trim < 1) return;
+    split.assign(static_cast<std::size_t>(pp), middle);
     split.front() -= first_trim;
     split.back() -= last_trim;
-    return split;
 }
 
 }  // namespace sextant

@@ -55,8 +55,14 @@ std::vector<Candidate> enumerate_candidates(const Scenario& scenario, const Layo
 // than the middle ones; empty when that does not split the layers exactly.
 std::vector<std::int64_t> trimmed_stage_split(std::int64_t layers, std::int64_t pp, std::int64_t first_trim,
                                               std::int64_t last_trim);
+// The same into `split` (its capacity reused).
+void trimmed_stage_split(std::int64_t layers, std::int64_t pp, std::int64_t first_trim, std::int64_t last_trim,
+                         std::vector<std::int64_t>& split);
 
 // The full Layout of a candidate (dp from the GPU count, the stage split, the schedule).
 Layout to_layout(const Scenario& scenario, const LayoutSpec& fixed, const Candidate& c);
+// The same into `layout`, whose stage split keeps its capacity (the screen converts millions of
+// candidates into one per thread: no allocation a candidate).
+void to_layout(const Scenario& scenario, const LayoutSpec& fixed, const Candidate& c, Layout& layout);
 
 }  // namespace sextant

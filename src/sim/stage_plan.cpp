@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <limits>
+#include <unordered_map>
 #include <boost/math/distributions/normal.hpp>
 
 #include "core/hash_mix.hpp"
@@ -14,29 +16,48 @@ namespace {
 double d(std::int64_t v) { return static_cast<double>(v); }
 std::size_t at(Cost c) { return static_cast<std::size_t>(c); }
 
+// What one phase of a layer adds to a task's parts: `parts` to each part, then `contention` to
+// compute (the SM contention of the communication it hides), in that order.
+struct Exposed {
+    CostParts parts{};
+    double contention = 0;
+
+    // The two additions in order, whatever `into` held: bit for bit what adding each term where
+    // it arose gives (the other parts receive +0.0, which changes no sum of +0.0-started parts).
+    void add_to(CostParts& into) const {
+        for (std::size_t i = 0; i < into.size(); ++i) into[i] += parts[i];
+        into[at(Cost::Compute)] += contention;
+    }
+};
+
 // Compute plus the exposed part of each communication; hidden communication slows compute by
 // the runtime's SM-contention factor.
 struct Exposure {
-    const RuntimeProfile& runtime;
-    double slowdown;
+    const RuntimeProfile* runtime = nullptr;
+    double slowdown = 1.0;
     double pairing = 0.0;  // share of a stage's tasks that run merged with a partner (ep_a2a_overlap)
 
     // `partner` is the compute of the task a merged forward-backward pair runs beside this one.
-    void add(CostParts& parts, const PhaseCost& p, double recompute, double partner = 0.0) const {
-        const auto& o = runtime.overlap;
-        parts[at(Cost::Compute)] += (p.compute() - recompute) * slowdown;
-        parts[at(Cost::Recompute)] += recompute * slowdown;
-        parts[at(Cost::TP)] += p.tp * (1 - o.tp);
-        parts[at(Cost::CP)] += p.cp * (1 - o.cp);
+    Exposed of(const PhaseCost& p, double recompute, double partner = 0.0) const {
+        const auto& o = runtime->overlap;
+        Exposed e;
+        e.parts[at(Cost::Compute)] = (p.compute() - recompute) * slowdown;
+        e.parts[at(Cost::Recompute)] = recompute * slowdown;
+        e.parts[at(Cost::TP)] = p.tp * (1 - o.tp);
+        e.parts[at(Cost::CP)] = p.cp * (1 - o.cp);
         const double ep_open = p.ep * (1 - o.ep);
         const double ep_paired = pairing * std::min(ep_open, partner * slowdown);
-        parts[at(Cost::EP)] += ep_open - ep_paired;
+        e.parts[at(Cost::EP)] = ep_open - ep_paired;
         // ZeRO-3 prefetches the next layer's (or module's) parameters during this one's compute,
         // which hides them as far as it lasts; what was not prefetched waits.
         const double zero3_hidden = std::min(p.zero3 - p.zero3_waited, p.compute());
-        parts[at(Cost::ZeRO)] += p.zero3 - zero3_hidden;
+        e.parts[at(Cost::ZeRO)] = p.zero3 - zero3_hidden;
         const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + ep_paired + zero3_hidden;
-        parts[at(Cost::Compute)] += runtime.sm_contention * hidden;
+        e.contention = runtime->sm_contention * hidden;
+        return e;
+    }
+    void add(CostParts& parts, const PhaseCost& p, double recompute, double partner = 0.0) const {
+        of(p, recompute, partner).add_to(parts);
     }
 };
 
@@ -52,6 +73,43 @@ double paired_share(const Layout& l, std::int64_t stage, std::int64_t microbatch
     const double warmup = l.pp == 1 ? 1.0 : static_cast<double>((l.pp - stage - 1) * 2 + (l.vp - 1) * l.pp);
     return std::clamp((tasks - warmup) / tasks, 0.0, 1.0);
 }
+
+// What a layer of one kind adds to a chunk of a stage (its forward and backward parts, its
+// weight-gradient time and its parameters).
+struct LayerTerms {
+    Exposed forward, backward;
+    double weight_grad = 0;
+    StageParams params;
+};
+
+// Each kind of layer's terms under a stage's exposure, worked out at the kind's first layer and
+// kept while the exposure stays (every stage but a straggler's, or under the EP overlap's
+// pairing): a chunk's layers then cost a few additions each, made in the order the terms arise.
+class TermsByKind {
+public:
+    TermsByKind(const LayerKinds& costs, LayerParams& params) : costs_(costs), params_(params) {}
+    void expose(const Exposure& e) {
+        if (ready_.any() && e.slowdown == exposure_.slowdown && e.pairing == exposure_.pairing) return;
+        exposure_ = e;
+        ready_.reset();
+    }
+    const LayerTerms& operator()(std::size_t kind) {
+        if (!ready_[kind]) {
+            const LayerCost& lc = costs_[kind];
+            terms_[kind] = {exposure_.of(lc.forward, 0.0, lc.backward.compute()), exposure_.of(lc.backward, lc.recompute, lc.forward.compute()),
+                            lc.backward.weight_grad * exposure_.slowdown, params_.of_kind((kind & 1) != 0)};
+            ready_.set(kind);
+        }
+        return terms_[kind];
+    }
+
+private:
+    const LayerKinds& costs_;
+    LayerParams& params_;
+    Exposure exposure_;
+    std::bitset<4> ready_;
+    std::array<LayerTerms, 4> terms_;
+};
 
 double sum(const CostParts& parts) {
     double s = 0;
@@ -200,30 +258,13 @@ std::size_t hash_of(const LayerCostKey& k) {
 }
 }  // namespace
 
-LayoutCosts layout_costs(const StepContext& ctx, const Layout& l) {
-    // A per-thread cache, direct-mapped: no lock and no sharing between threads (issue 18), a
-    // fixed size whatever the search, and an entry holds exactly what the cost functions
-    // returned, so a hit changes no bit of any plan. Layers of one kind (dense or MoE MLP, full or
-    // windowed attention) cost the same: each kind is evaluated once, at its first layer. 4,096
-    // entries (about 4 MB a thread): the planner enumerates a shape's vp and schedules outside
-    // its microbatch, ZeRO, recompute and rank-order knobs, so one shape cycles through up to
-    // about a thousand keys before coming back to the first (1,024 entries missed most of them).
-    struct Entry {
-        bool valid = false;
-        LayerCostKey key;
-        LayoutCosts costs;
-    };
-    constexpr std::size_t kEntries = 4096;
-    thread_local std::vector<Entry> cache(kEntries);
-    const LayerCostKey key = layer_cost_key(ctx, l);
-    Entry& e = cache[hash_of(key) % kEntries];
-    if (e.valid && e.key == key) return e.costs;
+namespace {
+LayoutCosts compute_layout_costs(const StepContext& ctx, const Layout& l) {
     const ModelSpec& m = ctx.scenario().model;
     const CostContext costs = ctx.costs();
     const LayoutGroups& groups = ctx.groups(l);
     std::array<bool, 4> evaluated{};
-    LayoutCosts& c = e.costs;
-    c = {};
+    LayoutCosts c;
     c.groups = &groups;
     for (std::int64_t i = 0; i < m.layers; ++i) {
         const auto kind = static_cast<std::size_t>((m.layer_is_moe(i) ? 1 : 0) + (m.layer_is_windowed(i) ? 2 : 0));
@@ -236,9 +277,37 @@ LayoutCosts layout_costs(const StepContext& ctx, const Layout& l) {
     c.output_forward = output_cost(costs, l, false);
     c.output_backward = output_cost(costs, l, true);
     c.transfer = pp_transfer(costs, l, groups);
-    e.key = key;
-    e.valid = true;
     return c;
+}
+
+struct LayerCostKeyHash {
+    std::size_t operator()(const LayerCostKey& k) const { return hash_of(k); }
+};
+}  // namespace
+
+const LayoutCosts& layout_costs(const StepContext& ctx, const Layout& l) {
+    // A per-thread cache: no lock and no sharing between threads (issue 18), and an entry holds
+    // exactly what the cost functions returned, so a hit changes no bit of any plan. Layers of one
+    // kind (dense or MoE MLP, full or windowed attention) cost the same: each kind is evaluated
+    // once, at its first layer. Two generations of at most kGeneration entries each (about 8 MB):
+    // the newer takes every entry computed or found in the older, and when full becomes the older,
+    // dropping the previous older. Whatever a search revisits within kGeneration distinct keys is
+    // therefore kept, however the keys hash: the planner repeats a shape's (tp, cp, pp) keys for
+    // every stage split, up to 5,400 of them on DeepSeek-V3, and the direct-mapped 4,096 entries
+    // this replaces lost 60% of them to collisions (483,000 misses for 195,000 keys, a quarter
+    // of the screen).
+    using Generation = std::unordered_map<LayerCostKey, LayoutCosts, LayerCostKeyHash>;
+    constexpr std::size_t kGeneration = 8192;
+    thread_local Generation newer, older;
+    const LayerCostKey key = layer_cost_key(ctx, l);
+    if (const auto it = newer.find(key); it != newer.end()) return it->second;
+    auto found = older.extract(key);
+    if (newer.size() >= kGeneration) {
+        older = std::move(newer);
+        newer = Generation{};
+    }
+    if (found) return newer.insert(std::move(found)).position->second;
+    return newer.emplace(key, compute_layout_costs(ctx, l)).first->second;
 }
 
 StepPlan plan_step(const StepContext& ctx, const Layout& l) {
@@ -248,11 +317,11 @@ StepPlan plan_step(const StepContext& ctx, const Layout& l) {
 }
 
 void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
-    if (shards_like_zero1(l, ctx.traits())) return plan_step(ctx, effective_sharding(l, ctx.traits()), plan);
+    if (shards_like_zero1(l, ctx.traits())) return plan_step(ctx, effective_sharding_scratch(l, ctx.traits()), plan);
     const Scenario& s = ctx.scenario();
     const ModelSpec& m = s.model;
     const CostContext costs = ctx.costs();
-    const LayoutCosts cached = layout_costs(ctx, l);
+    const LayoutCosts& cached = layout_costs(ctx, l);
     const LayoutGroups& groups = *cached.groups;
     plan.microbatches = l.microbatches(s.training.global_batch);
     plan.shape = pipeline_shape(l, plan.microbatches, ctx.traits());
@@ -274,12 +343,14 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
     const bool blocking_p2p = !ctx.runtime().overlap.pp && l.pp > 1;
 
     thread_local std::vector<std::pair<std::int64_t, std::int64_t>> ranges;  // reused: no allocation a layout
+    thread_local std::vector<std::int64_t> split;                            // a stage's layers per chunk
     stage_layer_ranges(l, ranges);
     const double fleet = fleet_slowdown(ctx, l);
     const bool lora = s.training.mode == TrainingMode::Lora;
     const ScheduleDef& schedule = l.schedule_def();
     const std::int64_t chunks = schedule_chunks(schedule, l.vp);
     LayerParams layer_params(m, l);
+    TermsByKind terms(cached.kinds, layer_params);
     LastValue reduce_dense, reduce_expert, gather_dense, gather_expert;
     // Every field of every stage is set below; the stages' chunk vectors keep their capacity.
     plan.stages.resize(static_cast<std::size_t>(l.pp));
@@ -313,14 +384,15 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
         sp.chunks = std::move(reused);
         sp.chunks.reserve(static_cast<std::size_t>(chunks));
         sp.slowdown = slowdown;
-        const Exposure exposure{ctx.runtime(), sp.slowdown, pairing};
+        const Exposure exposure{&ctx.runtime(), sp.slowdown, pairing};
+        terms.expose(exposure);
         const std::int64_t n = last - first;
         double dense_total = 0, expert_total = 0;
         std::int64_t layer = first;
         // The schedule's chunks: the stage's layers split in order (the chunk holding the
         // embedding or the loss short of any layer missing), or, under DualPipe, the whole
         // model stage each chunk mirrors.
-        const auto split = chunk_layers(n, chunks, chunk_has_embedding(schedule, l.pp, stage, 0, chunks), stage_holds_output(l, stage));
+        chunk_layers(n, chunks, chunk_has_embedding(schedule, l.pp, stage, 0, chunks), stage_holds_output(l, stage), split);
         for (std::int64_t c = 0; c < chunks; ++c) {
             ChunkPlan chunk;
             std::int64_t offload_end = first + l.activation_offload_layers;  // the stage's first layers
@@ -334,13 +406,12 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
             }
             const std::int64_t chunk_first = layer;
             for (std::int64_t i = 0; i < chunk.layers; ++i, ++layer) {
-                const LayerCost& lc = cost_of(layer);
-                exposure.add(chunk.forward_parts, lc.forward, 0.0, lc.backward.compute());
-                exposure.add(chunk.backward_parts, lc.backward, lc.recompute, lc.forward.compute());
-                chunk.weight_grad += lc.backward.weight_grad * sp.slowdown;
-                const StageParams& p = layer_params(layer);
-                chunk.dense_params += p.dense;
-                chunk.expert_params += p.expert;
+                const LayerTerms& t = terms(kind_of(layer));
+                t.forward.add_to(chunk.forward_parts);
+                t.backward.add_to(chunk.backward_parts);
+                chunk.weight_grad += t.weight_grad;
+                chunk.dense_params += t.params.dense;
+                chunk.expert_params += t.params.expert;
             }
             const bool has_embedding = chunk_has_embedding(schedule, l.pp, stage, c, chunks);
             const bool has_output = chunk_has_output(schedule, l.pp, stage, c, chunks);

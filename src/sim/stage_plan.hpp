@@ -71,7 +71,8 @@ struct LayoutCosts {
     PhaseCost embed_forward, embed_backward, output_forward, output_backward;
     double transfer = 0;
 };
-LayoutCosts layout_costs(const StepContext& context, const Layout& layout);
+// Valid until the thread's next call (a per-thread cache holds it).
+const LayoutCosts& layout_costs(const StepContext& context, const Layout& layout);
 
 // Overlapped gradient reduction and parameter gathers move one bucket per layer: a bucket is
 // reduced once its layer's backward is done, gathered before its layer's forward starts. Of

@@ -162,13 +162,18 @@ std::vector<std::int64_t> default_stage_split(std::int64_t layers, std::int64_t 
 }
 
 std::vector<std::int64_t> chunk_layers(std::int64_t n, std::int64_t vp, bool first_stage, bool last_stage) {
-    std::vector<std::int64_t> chunks(static_cast<std::size_t>(vp), n / vp);
+    std::vector<std::int64_t> chunks;
+    chunk_layers(n, vp, first_stage, last_stage, chunks);
+    return chunks;
+}
+
+void chunk_layers(std::int64_t n, std::int64_t vp, bool first_stage, bool last_stage, std::vector<std::int64_t>& chunks) {
+    chunks.assign(static_cast<std::size_t>(vp), n / vp);
     for (std::int64_t c = 0; c < n % vp; ++c) chunks[static_cast<std::size_t>(c)] += 1;
     const std::int64_t full = (n + vp - 1) / vp, rest = n - full * (vp - 1);
-    if (n % vp == 0 || rest < 0 || (!first_stage && !last_stage)) return chunks;
+    if (n % vp == 0 || rest < 0 || (!first_stage && !last_stage)) return;
     std::fill(chunks.begin(), chunks.end(), full);
     chunks[first_stage ? 0 : static_cast<std::size_t>(vp - 1)] = rest;
-    return chunks;
 }
 
 std::uint8_t active_recompute_modules(Recompute recompute, std::uint8_t modules, bool flash_attention) {

@@ -106,6 +106,8 @@ std::vector<std::int64_t> default_stage_split(std::int64_t layers, std::int64_t 
 // pipeline layouts do (--account-for-embedding/loss-in-pipeline-split, "Et|(tt|)*30L"): such a
 // chunk may hold no layer at all.
 std::vector<std::int64_t> chunk_layers(std::int64_t stage_layers, std::int64_t vp, bool first_stage, bool last_stage);
+// The same into `chunks` (its capacity reused: the screen splits millions of stages).
+void chunk_layers(std::int64_t stage_layers, std::int64_t vp, bool first_stage, bool last_stage, std::vector<std::int64_t>& chunks);
 
 std::string recompute_name(Recompute r);
 std::string dim_name(ParallelDim d);

@@ -90,7 +90,8 @@ struct ModelSpec {
     double mean_causal_keys(std::int64_t layer, std::int64_t seq) const;
     bool layer_is_moe(std::int64_t layer) const {
         if (!is_moe() || layer < moe.first_dense_layers) return false;
-        return (layer - moe.first_dense_layers) % moe.layer_frequency == 0;
+        // Every layer after the dense ones (the common case) without the division.
+        return moe.layer_frequency == 1 || (layer - moe.first_dense_layers) % moe.layer_frequency == 0;
     }
     std::int64_t moe_layer_count() const;
 };
