@@ -3,7 +3,9 @@
 // written out here. std:: distributions differ between standard libraries, so a seed would not
 // reproduce a run across compilers; these do (given the same libm log/pow).
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace sextant::reliability {
 
@@ -52,27 +54,48 @@ private:
     std::uint64_t s_[4]{};
 };
 
-// Rng's draws, to the bit, with the logarithm of the next uniform computed one draw ahead: a
-// draw takes the logarithm ready since the draw before, and the next one is computed while the
-// caller goes on, off the chain of steps that wait for the draw.
-class RngAhead {
+// The logarithms of one seed's uniforms, ln U_0, ln U_1, ..., made in blocks as far as a reader
+// has asked and kept until the next seed. Several runs of the same trial (the points of a sweep
+// share the trial's random numbers) read the same logarithms, each computed once for all of
+// them; a block's logarithms do not wait on each other, and a reader finds its next one ready
+// instead of waiting for `log` on its chain of dependent steps.
+class LogUniforms {
 public:
-    explicit RngAhead(std::uint64_t seed) : rng_(seed), log_u_(std::log(rng_.uniform_open0())) {}
-    double exponential(double mean) {
-        const double x = Rng::exponential_of(mean, log_u_);
-        advance();
-        return x;
+    void reset(std::uint64_t seed) {
+        rng_ = Rng(seed);
+        made_ = 0;
     }
-    double weibull(double shape, double scale) {
-        const double x = Rng::weibull_of(shape, scale, log_u_);
-        advance();
-        return x;
+    // ln U_i; every i below the largest asked since the reset is kept.
+    double operator[](std::size_t i) {
+        if (i >= made_) make_through(i);
+        return values_[i];
     }
 
 private:
-    void advance() { log_u_ = std::log(rng_.uniform_open0()); }
-    Rng rng_;
-    double log_u_;
+    static constexpr std::size_t kBlock = 256;
+    // Through the end of i's block (a reader asks for them in order: i is made_). Out of line:
+    // it runs once a block, and inlined at every draw it would crowd the trial's event loop.
+    [[gnu::noinline]] void make_through(std::size_t i) {
+        const std::size_t end = (i / kBlock + 1) * kBlock;
+        if (values_.size() < end) values_.resize(end);
+        for (; made_ < end; ++made_) values_[made_] = std::log(rng_.uniform_open0());
+    }
+    Rng rng_{0};
+    std::vector<double> values_;
+    std::size_t made_ = 0;
+};
+
+// One run's reader of a LogUniforms, from its start: Rng's draws of the same seed, to the bit
+// (the same inversions of the same ln U, in the same order).
+class Draws {
+public:
+    explicit Draws(LogUniforms& stream) : stream_(stream) {}
+    double exponential(double mean) { return Rng::exponential_of(mean, stream_[next_++]); }
+    double weibull(double shape, double scale) { return Rng::weibull_of(shape, scale, stream_[next_++]); }
+
+private:
+    LogUniforms& stream_;
+    std::size_t next_ = 0;
 };
 
 // The seed of trial `trial` of a study seeded with `seed`: each trial has its own stream, so a
