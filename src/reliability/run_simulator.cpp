@@ -51,43 +51,41 @@ constexpr std::size_t kFailureSlots = 8;
 
 // The hot spares and the failed nodes in repair. Every node goes to repair at the current time
 // and comes back a fixed `replacement_s` later, and a trial's time only moves forward, so the
-// nodes return in the order they left: a ring buffer in that order is the pool's queue, and its
-// front is the earliest return (what a min-heap would give, without its sifting). A node back
-// from repair stays in the ring until it is needed: it is a spare whenever its time has passed.
+// nodes return in the order they left: the pool is a ring of one slot per spare node, the k-th
+// take uses slot k mod spares, and the slot then holds when the node of take k - spares returns,
+// the earliest return of the nodes in the pool (what a min-heap would give, without its
+// sifting). A node back from repair stays in its slot until it is needed: it is a spare whenever
+// its time has passed. Until the ring has gone round once, a slot's node was never used.
 class SparePool {
 public:
-    SparePool(std::vector<double>& ring, int spares, double repair_s)
-        : ring_(ring), spares_(spares), repair_s_(repair_s) {
-        ring_.resize(static_cast<std::size_t>(spares));  // spares + nodes in repair never exceed it; read from head_ only
+    SparePool(std::vector<double>& ring, int spares, double repair_s) : repair_s_(repair_s) {
+        ring.resize(static_cast<std::size_t>(spares));  // not refilled per trial: a slot is read only after this trial wrote it
+        slot_ = ring.data();
+        slots_ = ring.size();
     }
 
     // Seconds until a replacement node is ready at time `now`: none with a spare at hand or a node
     // back from repair, else until the earliest repair ends. The failed node goes to repair and
     // returns to the pool `replacement_s` later. Without spares the job waits for its own node.
     double take(double now) {
-        if (ring_.empty()) return repair_s_;
-        double wait = 0;
-        if (spares_ > 0) {
-            --spares_;  // spares never used before come first; the ring holds every node used since
-        } else {
-            wait = std::max(ring_[head_] - now, 0.0);
-            if (++head_ == ring_.size()) head_ = 0;
-            --in_repair_;
+        if (slots_ == 0) return repair_s_;
+        const double wait = round_ > 0 ? std::max(slot_[next_] - now, 0.0) : 0.0;
+        slot_[next_] = now + repair_s_;
+        if (++next_ == slots_) {
+            next_ = 0;
+            ++round_;
         }
-        std::size_t slot = head_ + in_repair_;
-        if (slot >= ring_.size()) slot -= ring_.size();
-        ring_[slot] = now + repair_s_;
-        ++in_repair_;
         return wait;
     }
 
 private:
-    std::vector<double>& ring_;
-    int spares_;  // never used: the ring holds the rest, in repair or back from it
+    double* slot_;
+    std::size_t slots_;
     double repair_s_;
-    std::size_t head_ = 0;
-    std::size_t in_repair_ = 0;
+    std::size_t next_ = 0;  // the slot of the next take
+    std::size_t round_ = 0; // times the ring went round: 0 while spares never used remain
 };
+
 
 // The state of one trial and the steps it moves through. Members, not locals, so that each
 // step is a small function. Every random draw happens at the same point of the trial, in the
