@@ -94,15 +94,16 @@ class Trial {
 public:
     Trial(const RunModel& m, const std::vector<double>& scales, LogUniforms& draws,
           std::vector<double>& next_failure, std::vector<double>& repairs, TrialResult& out)
-        : m_(m), scales_(scales), rng_(draws), next_failure_(next_failure),
-          spares_(repairs, m.recovery.hot_spares, m.recovery.replacement_s), out_(out),
+        : m_(m), scale_(scales.data()), rng_(draws), next_(next_failure.data()), slots_(next_failure.size()),
+          spares_(repairs, m.recovery.hot_spares, m.recovery.replacement_s), out_(out), events_(out.events.data()),
+          lost_work_(out.lost_work_s.data()), downtime_(out.downtime_s.data()),
           maintenance_cause_(m.failures.size()), processes_(m.failures.size()), give_up_s_(kGiveUpFactor * m.work_s),
           restart_s_(m.recovery.restart_s()), cycle_s_(m.checkpoint.interval_s + m.checkpoint.stall_s),
           async_(m.checkpoint.async && m.checkpoint.write_s > 0),
           periodic_(!async_ || m.checkpoint.write_s <= m.checkpoint.interval_s) {}
 
     void run() {
-        for (std::size_t k = 0; k < m_.failures.size(); ++k) next_failure_[k] = draw_failure(k);
+        for (std::size_t k = 0; k < processes_; ++k) next_[k] = draw_failure(k);
         refresh_next_failure();
         next_maintenance_ = m_.maintenance.mean_gap_s > 0 ? draw_maintenance() : kNever;
         const double total = m_.work_s;
@@ -122,7 +123,7 @@ public:
 private:
     double draw_failure(std::size_t k) { return draw_failure_from(k, t_); }
     double draw_maintenance() {
-        return t_ + draw_gap(rng_, m_.maintenance.gap, scales_[maintenance_cause_], 1.0);
+        return t_ + draw_gap(rng_, m_.maintenance.gap, scale_[maintenance_cause_], 1.0);
     }
 
     void check_progress() const {
@@ -141,15 +142,15 @@ private:
     // the minimum's (times are +0 or positive: no -0 that would equal +0 with other bits).
     // Beyond the slots, both passes are scans.
     void refresh_next_failure() {
-        const double* next = next_failure_.data();
+        const double* next = next_;
         double soonest = kNever;
-        if (next_failure_.size() == kFailureSlots) {
+        if (slots_ == kFailureSlots) {
             static_assert(kFailureSlots == 8, "the minimum below is written for eight slots");
             const double a = std::min(std::min(next[0], next[1]), std::min(next[2], next[3]));
             const double b = std::min(std::min(next[4], next[5]), std::min(next[6], next[7]));
             soonest = std::min(a, b);
         } else {
-            for (std::size_t k = 0; k < next_failure_.size(); ++k) soonest = std::min(soonest, next[k]);
+            for (std::size_t k = 0; k < slots_; ++k) soonest = std::min(soonest, next[k]);
         }
         const auto bits = std::bit_cast<std::uint64_t>(soonest);
         std::size_t cause = 0;
@@ -265,13 +266,13 @@ private:
     }
 
     void fail(std::size_t cause) {
-        out_.events[cause] += 1;
-        out_.lost_work_s[cause] += work_ - durable_;
+        events_[cause] += 1;
+        lost_work_[cause] += work_ - durable_;
         if (write_pending_) out_.lost_checkpoints += 1;
         write_pending_ = false;
         work_ = durable_;
         segment_start_ = durable_;
-        next_failure_[cause] = draw_failure(cause);
+        next_[cause] = draw_failure(cause);
         refresh_next_failure();
         recover(cause, m_.recovery.detection_s, m_.failures[cause].needs_spare, restart_s_);
     }
@@ -291,8 +292,8 @@ private:
             }
             t_ = soonest_failure_;
             cause = soonest_cause_;
-            out_.events[cause] += 1;
-            next_failure_[cause] = draw_failure(cause);
+            events_[cause] += 1;
+            next_[cause] = draw_failure(cause);
             refresh_next_failure();
             detection = m_.recovery.detection_s;
             needs_spare = m_.failures[cause].needs_spare;
@@ -302,7 +303,7 @@ private:
 
     // Recovery time goes to its phases in order, as far as it got.
     void charge_recovery(std::size_t cause, double elapsed, double detection, double wait) {
-        out_.downtime_s[cause] += elapsed;
+        downtime_[cause] += elapsed;
         const double d = std::min(elapsed, detection);
         const double w = std::min(elapsed - d, wait);
         out_.detection_s += d;
@@ -318,13 +319,13 @@ private:
         const double saved = start + c.stall_s + (c.async ? c.write_s : 0.0);
         const double back = saved + m_.maintenance.duration_s;
         out_.maintenance_s += back - t_;
-        out_.events[maintenance_cause_] += 1;
+        events_[maintenance_cause_] += 1;
         t_ = back;
         write_pending_ = false;
         durable_ = work_;
         segment_start_ = work_;
-        for (std::size_t k = 0; k < m_.failures.size(); ++k)
-            while (next_failure_[k] < t_) next_failure_[k] = draw_failure_from(k, next_failure_[k]);
+        for (std::size_t k = 0; k < processes_; ++k)
+            while (next_[k] < t_) next_[k] = draw_failure_from(k, next_[k]);
         refresh_next_failure();
         next_maintenance_ = draw_maintenance();
         recover(maintenance_cause_, 0.0, false, m_.recovery.process_start_s + m_.recovery.load_s);
@@ -332,15 +333,19 @@ private:
 
     double draw_failure_from(std::size_t k, double from) {
         const FailureProcess& p = m_.failures[k];
-        return from + draw_gap(rng_, p.gap, scales_[k], p.shape);
+        return from + draw_gap(rng_, p.gap, scale_[k], p.shape);
     }
 
     const RunModel& m_;
-    const std::vector<double>& scales_;  // per failure process, then maintenance
+    const double* scale_;  // of each failure process's gaps, then maintenance's
     Draws rng_;
-    std::vector<double>& next_failure_;
+    double* next_;         // pending failure of each process, then slots that never fail
+    std::size_t slots_;
     SparePool spares_;
     TrialResult& out_;
+    double* events_;  // out_'s per-cause counts, sized before the trial
+    double* lost_work_;
+    double* downtime_;
     std::size_t maintenance_cause_;
     std::size_t processes_;  // failure processes
     // Constants of the model, computed once.
