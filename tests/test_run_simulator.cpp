@@ -92,6 +92,18 @@ TEST_CASE("Draws read from a shared stream of logarithms are Rng's draws, to the
     Rng other(7);
     Draws third(stream);
     for (int i = 0; i < 600; ++i) REQUIRE(third.exponential(10.0) == other.exponential(10.0));
+    // Past what the stream keeps (a ring of kKept): a run that reads further still reads Rng's
+    // draws, and so does the next run of the trial, which starts the stream over.
+    const std::size_t far = LogUniforms::kKept + 3000;
+    stream.reset(11);
+    for (int reader = 0; reader < 2; ++reader) {
+        Rng again(11);
+        Draws long_run(stream);
+        for (std::size_t i = 0; i < far; ++i) {
+            INFO("reader ", reader, ", draw ", i);
+            REQUIRE(long_run.exponential(1.0) == again.exponential(1.0));
+        }
+    }
 }
 
 TEST_CASE("Monte Carlo mean run time agrees with the closed form of the simple model") {
