@@ -67,13 +67,42 @@ TEST_CASE("The random source is xoshiro256** seeded by splitmix64") {
     CHECK(std::fabs(wsum / n - mean) < 5 * sd / std::sqrt(n));
 }
 
-TEST_CASE("Draws with the logarithm computed ahead are the same draws, to the bit") {
+TEST_CASE("Draws read from a shared stream of logarithms are Rng's draws, to the bit, for every reader") {
+    // Two readers of one stream (two models' runs of a trial): the first reads 10,000 draws (many
+    // blocks), each equal to a plain Rng's; the second, from the start after it, reads the same.
+    LogUniforms stream;
+    stream.reset(2024);
     Rng plain(2024);
-    RngAhead ahead(2024);
+    Draws first(stream);
+    std::vector<double> drawn;
     for (int i = 0; i < 10000; ++i) {
         INFO("draw ", i);
-        if (i % 3 == 2) REQUIRE(ahead.weibull(0.7, 5.0) == plain.weibull(0.7, 5.0));
-        else REQUIRE(ahead.exponential(3600.0 + i) == plain.exponential(3600.0 + i));
+        const bool weibull = i % 3 == 2;
+        const double x = weibull ? plain.weibull(0.7, 5.0) : plain.exponential(3600.0 + i);
+        REQUIRE((weibull ? first.weibull(0.7, 5.0) : first.exponential(3600.0 + i)) == x);
+        drawn.push_back(x);
+    }
+    Draws second(stream);
+    for (int i = 0; i < 10000; ++i) {
+        INFO("draw ", i);
+        REQUIRE((i % 3 == 2 ? second.weibull(0.7, 5.0) : second.exponential(3600.0 + i)) == drawn[i]);
+    }
+    // A new seed starts a new stream: nothing of the old one is read again, however far it went.
+    stream.reset(7);
+    Rng other(7);
+    Draws third(stream);
+    for (int i = 0; i < 600; ++i) REQUIRE(third.exponential(10.0) == other.exponential(10.0));
+    // Past what the stream keeps (a ring of kKept): a run that reads further still reads Rng's
+    // draws, and so does the next run of the trial, which starts the stream over.
+    const std::size_t far = LogUniforms::kKept + 3000;
+    stream.reset(11);
+    for (int reader = 0; reader < 2; ++reader) {
+        Rng again(11);
+        Draws long_run(stream);
+        for (std::size_t i = 0; i < far; ++i) {
+            INFO("reader ", reader, ", draw ", i);
+            REQUIRE(long_run.exponential(1.0) == again.exponential(1.0));
+        }
     }
 }
 
@@ -242,6 +271,74 @@ TEST_CASE("Trials split across threads give the same summary to the bit as one t
             CHECK(many.causes[k].downtime_s == one.causes[k].downtime_s);
         }
     }
+}
+
+namespace {
+// Every number of two summaries equal, to the bit.
+void check_same_summary(const RunSummary& a, const RunSummary& b) {
+    CHECK(a.trials == b.trials);
+    CHECK(a.work_s == b.work_s);
+    for (auto [x, y] : {std::pair{a.wall_s, b.wall_s}, std::pair{a.goodput, b.goodput}}) {
+        CHECK(x.mean == y.mean);
+        CHECK(x.ci_low == y.ci_low);
+        CHECK(x.ci_high == y.ci_high);
+    }
+    CHECK(a.stall_s == b.stall_s);
+    CHECK(a.detection_s == b.detection_s);
+    CHECK(a.spare_wait_s == b.spare_wait_s);
+    CHECK(a.restart_s == b.restart_s);
+    CHECK(a.maintenance_s == b.maintenance_s);
+    CHECK(a.lost_checkpoints == b.lost_checkpoints);
+    REQUIRE(a.causes.size() == b.causes.size());
+    for (std::size_t k = 0; k < a.causes.size(); ++k) {
+        CHECK(a.causes[k].cause == b.causes[k].cause);
+        CHECK(a.causes[k].events == b.causes[k].events);
+        CHECK(a.causes[k].lost_work_s == b.causes[k].lost_work_s);
+        CHECK(a.causes[k].downtime_s == b.causes[k].downtime_s);
+    }
+}
+}  // namespace
+
+TEST_CASE("A sweep runs each trial on every model from draws made once: each model's own summary, to the bit") {
+    // Models that read different numbers of draws from a trial's stream (intervals from 5 min to
+    // 4 h, doubled failure rates, no failures at all, Weibull gaps with async saves) and hold
+    // different numbers of causes, each against simulate_runs alone, on 1 and 3 threads.
+    RunModel base = simple_model(20 * 24 * kHour, 900, 7, 0, 0);
+    for (auto [name, mtbf, spare] : {std::tuple{"gpu", 4.8, true}, {"software", 20.5, false}, {"host", 28.0, true}})
+        base.failures.push_back({name, GapKind::Exponential, mtbf * kHour, 1.0, spare});
+    base.recovery = {150, 120, 300, 15.5, 2, 24 * kHour};
+    base.maintenance = {27.574 * kHour, GapKind::Fixed, 600};
+    std::vector<RunModel> models{base};
+    for (double interval : {300.0, 4 * kHour}) {
+        models.push_back(base);
+        models.back().checkpoint.interval_s = interval;
+    }
+    models.push_back(base);
+    for (auto& f : models.back().failures) f.mean_s /= 2;
+    models.push_back(base);
+    models.back().failures.clear();
+    models.push_back(base);
+    for (auto& f : models.back().failures) {
+        f.gap = GapKind::Weibull;
+        f.shape = 0.7;
+    }
+    models.back().checkpoint = {1800, 2, true, 600};
+
+    std::vector<RunSummary> alone;
+    for (const RunModel& m : models) alone.push_back(simulate_runs(m, 120, 9));
+    CHECK(alone[1].causes[0].events != alone[2].causes[0].events);  // the runs differ: different draws read
+    for (unsigned threads : {1u, 3u}) {
+        const std::vector<RunSummary> swept = simulate_sweep(models, 120, 9, threads);
+        REQUIRE(swept.size() == models.size());
+        for (std::size_t i = 0; i < models.size(); ++i) {
+            INFO(threads, " threads, model ", i);
+            check_same_summary(swept[i], alone[i]);
+        }
+    }
+    // A model of the sweep that cannot finish stops it with the input error.
+    RunModel stuck = simple_model(2000, 1500, 0, 0, 0);
+    stuck.failures.push_back({"fixed", GapKind::Fixed, 1000, 1.0, false});
+    CHECK_THROWS_AS(simulate_sweep({base, stuck}, 100, 1, 2), InputError);
 }
 
 TEST_CASE("A run that cannot finish is an input error from any thread") {
@@ -453,7 +550,7 @@ TEST_CASE("Every trial matches the run stepped save by save: same draws, same ev
     // 1,000 node-days; Dubey et al. 2024, Table 5), 16 spares repaired in 24 h, maintenance every
     // 27.6 h; then the same with Weibull gaps, asynchronous saves (shorter and longer than the
     // interval), no spares (each repair 1 h) and one spare repaired in 6 h, exponential
-    // maintenance gaps, and nine processes.
+    // maintenance gaps, two processes whose fixed gaps tie, and nine processes.
     RunModel base = simple_model(20 * 24 * kHour, 900, 7, 0, 0);
     const double nodes = 2048;
     for (auto [name, rate, spare] : {std::tuple{"gpu", 2.42332, true}, {"software", 0.56966, false}, {"host", 0.41594, true},
@@ -482,7 +579,11 @@ TEST_CASE("Every trial matches the run stepped save by save: same draws, same ev
     one_spare.recovery.hot_spares = 1;
     one_spare.recovery.replacement_s = 6 * kHour;
     models.emplace_back("one spare", one_spare);
-    RunModel nine = base;  // past the eight processes compared as a knockout: a scan
+    RunModel tied = base;  // two processes fail at the same instants: the lower-numbered one first
+    tied.failures.push_back({"fixed a", GapKind::Fixed, 7 * kHour, 1.0, false});
+    tied.failures.push_back({"fixed b", GapKind::Fixed, 7 * kHour, 1.0, true});
+    models.emplace_back("tied fixed gaps", tied);
+    RunModel nine = base;  // past the eight slots of the written-out minimum: a scan
     for (const char* extra : {"a", "b", "c", "d"}) nine.failures.push_back({extra, GapKind::Exponential, 40 * kHour, 1.0, false});
     models.emplace_back("nine processes", nine);
 

@@ -84,7 +84,8 @@ Study load_study(const WhatifOptions& o, bool interval_is_single) {
 }
 
 // Trials, seed and threads of a study; on a terminal (and not --json), a progress line on stderr
-// after each simulated point, erased at the end.
+// as points finish (the points of a sweep run together and finish at once; the trials' own line,
+// core/progress.hpp, moves in between), erased at the end.
 TrialOptions trial_options(const WhatifOptions& o, const Study& s, const char* study_name) {
     TrialOptions t{s.trials, s.seed, o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency()), {}};
     if (!o.as_json && isatty(STDERR_FILENO))

@@ -8,10 +8,10 @@
 namespace sextant::reliability {
 
 namespace {
-RunSummary simulate_at(const RunModel& base, double interval, std::int64_t trials, std::uint64_t seed, unsigned threads) {
+RunModel at_interval(const RunModel& base, double interval) {
     RunModel m = base;
     m.checkpoint.interval_s = interval;
-    return simulate_runs(m, trials, seed, threads);
+    return m;
 }
 
 // Vertex of the parabola through (x0,y0), (x1,y1), (x2,y2); x1 when they are collinear.
@@ -32,11 +32,12 @@ IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s,
     check_study_work(base, trials, n + 1);  // the points and the refined optimum
     const double step = std::log(high_s / low_s) / (n - 1);
     const auto total = static_cast<std::size_t>(n) + 1;  // the grid and the refined optimum
-    for (int i = 0; i < n; ++i) {
-        const double interval = low_s * std::exp(step * i);
-        s.curve.push_back({interval, simulate_at(base, interval, trials, seed, threads)});
-        if (progress) progress(s.curve.size(), total);
-    }
+    // The grid's points run together, each trial on every point (its draws made once).
+    std::vector<RunModel> grid;
+    for (int i = 0; i < n; ++i) grid.push_back(at_interval(base, low_s * std::exp(step * i)));
+    std::vector<RunSummary> summaries = simulate_sweep(grid, trials, seed, threads);
+    for (int i = 0; i < n; ++i) s.curve.push_back({grid[i].checkpoint.interval_s, std::move(summaries[i])});
+    if (progress) progress(s.curve.size(), total);
     std::size_t best = 0;
     for (std::size_t i = 1; i < s.curve.size(); ++i)
         if (s.curve[i].summary.goodput.mean > s.curve[best].summary.goodput.mean) best = i;
@@ -47,7 +48,7 @@ IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s,
         auto y = [&](std::size_t i) { return s.curve[i].summary.goodput.mean; };
         const double vertex = std::exp(parabola_vertex(x(best - 1), y(best - 1), x(best), y(best),
                                                        x(best + 1), y(best + 1)));
-        RunSummary there = simulate_at(base, vertex, trials, seed, threads);
+        RunSummary there = simulate_runs(at_interval(base, vertex), trials, seed, threads);
         if (there.goodput.mean >= s.at_optimum.goodput.mean) {
             s.optimal_interval_s = vertex;
             s.at_optimum = there;

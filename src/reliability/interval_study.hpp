@@ -28,8 +28,9 @@ struct IntervalStudy {
 // trial seeds (common random numbers), so differences between points are not sampling noise of
 // the failure times. The optimum is the vertex of a parabola in log(interval) through the best
 // grid point and its neighbours, kept only if it simulates at least as well as that point.
-// Each point's trials are split across `threads` (the answer does not depend on it); `progress`,
-// if set, is called after each point with (done, total).
+// The grid's points run together (simulate_sweep), their trials split across `threads` (the
+// answer does not depend on it); `progress`, if set, is called with (done, total) points after
+// the grid and after the refined optimum.
 IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s, int points,
                               std::int64_t trials, std::uint64_t seed, unsigned threads = 1,
                               const std::function<void(std::size_t, std::size_t)>& progress = {});

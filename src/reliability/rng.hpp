@@ -2,8 +2,11 @@
 // A fixed, portable random source: xoshiro256** seeded through splitmix64, and distributions
 // written out here. std:: distributions differ between standard libraries, so a seed would not
 // reproduce a run across compilers; these do (given the same libm log/pow).
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace sextant::reliability {
 
@@ -52,27 +55,59 @@ private:
     std::uint64_t s_[4]{};
 };
 
-// Rng's draws, to the bit, with the logarithm of the next uniform computed one draw ahead: a
-// draw takes the logarithm ready since the draw before, and the next one is computed while the
-// caller goes on, off the chain of steps that wait for the draw.
-class RngAhead {
+// The logarithms of one seed's uniforms, ln U_0, ln U_1, ..., made in blocks as far as a reader
+// has asked and kept until the next seed. Several runs of the same trial (the points of a sweep
+// share the trial's random numbers) read the same logarithms, each computed once for all of
+// them; a block's logarithms do not wait on each other, and a reader finds its next one ready
+// instead of waiting for `log` on its chain of dependent steps. Readers read in order, one after
+// another. The last kKept are kept (a trial of the Llama 3 405B study reads a few thousand), in a
+// ring, so memory stays bounded however long a trial runs; a reader that starts after the ring
+// has gone round starts the stream over from its seed.
+class LogUniforms {
 public:
-    explicit RngAhead(std::uint64_t seed) : rng_(seed), log_u_(std::log(rng_.uniform_open0())) {}
-    double exponential(double mean) {
-        const double x = Rng::exponential_of(mean, log_u_);
-        advance();
-        return x;
+    static constexpr std::size_t kKept = std::size_t{1} << 16;  // 512 KiB
+
+    void reset(std::uint64_t seed) {
+        seed_ = seed;
+        rng_ = Rng(seed);
+        made_ = kept_from_ = 0;
     }
-    double weibull(double shape, double scale) {
-        const double x = Rng::weibull_of(shape, scale, log_u_);
-        advance();
-        return x;
+    // ln U_i, for i = 0 or the index after the last one asked.
+    double operator[](std::size_t i) {
+        if (i - kept_from_ >= made_ - kept_from_) make_through(i);  // past the end, or before what is kept
+        return values_[i % kKept];
     }
 
 private:
-    void advance() { log_u_ = std::log(rng_.uniform_open0()); }
-    Rng rng_;
-    double log_u_;
+    static constexpr std::size_t kBlock = 256;
+    static_assert(kKept % kBlock == 0, "blocks fill the ring exactly");
+    // Through the end of i's block. Out of line: it runs once a block, and inlined at every draw
+    // it would crowd the trial's event loop.
+    [[gnu::noinline]] void make_through(std::size_t i) {
+        if (i < kept_from_) reset(seed_);  // a new reader, and the ring has gone round
+        const std::size_t end = (i / kBlock + 1) * kBlock;
+        if (values_.size() < std::min(end, kKept)) values_.resize(std::min(end, kKept));
+        for (; made_ < end; ++made_) values_[made_ % kKept] = std::log(rng_.uniform_open0());
+        kept_from_ = end > kKept ? end - kKept : 0;
+    }
+    std::uint64_t seed_ = 0;
+    Rng rng_{0};  // at uniform made_
+    std::vector<double> values_;
+    std::size_t made_ = 0;
+    std::size_t kept_from_ = 0;  // the first index still in the ring
+};
+
+// One run's reader of a LogUniforms, from its start: Rng's draws of the same seed, to the bit
+// (the same inversions of the same ln U, in the same order).
+class Draws {
+public:
+    explicit Draws(LogUniforms& stream) : stream_(stream) {}
+    double exponential(double mean) { return Rng::exponential_of(mean, stream_[next_++]); }
+    double weibull(double shape, double scale) { return Rng::weibull_of(shape, scale, stream_[next_++]); }
+
+private:
+    LogUniforms& stream_;
+    std::size_t next_ = 0;
 };
 
 // The seed of trial `trial` of a study seeded with `seed`: each trial has its own stream, so a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <exception>
 #include <iterator>
 #include <thread>
@@ -29,7 +30,7 @@ double gap_scale(GapKind gap, double mean, double shape) {
     return gap == GapKind::Weibull ? mean / std::tgamma(1.0 + 1.0 / shape) : mean;
 }
 
-double draw_gap(RngAhead& rng, GapKind gap, double scale, double shape) {
+double draw_gap(Draws& rng, GapKind gap, double scale, double shape) {
     switch (gap) {
         case GapKind::Exponential: return rng.exponential(scale);
         case GapKind::Weibull: return rng.weibull(shape, scale);
@@ -44,80 +45,65 @@ double whole_part(double x) {
     return x < 0x1p62 ? static_cast<double>(static_cast<std::int64_t>(x)) : std::floor(x);
 }
 
-// A pending failure: when, and of which process.
-struct Pending {
-    double time;
-    std::size_t cause;
-};
-
-// The earlier of two pending failures, `a` on a tie (callers pass the lower-numbered process
-// first). Arithmetic on the comparison rather than a branch on it (a compiler turns a choice
-// between two structs into a jump): a minimum, and the cause picked by a mask.
-Pending earlier(Pending a, Pending b) {
-    const std::size_t pick_b = std::size_t{0} - static_cast<std::size_t>(b.time < a.time);  // all ones or zero
-    return {b.time < a.time ? b.time : a.time, a.cause ^ ((a.cause ^ b.cause) & pick_b)};
-}
-
-// Failure processes compared as a knockout of pairs (a preset has five): three rounds, written
-// out in refresh_next_failure().
+// Failure processes whose earliest pending failure is found by a minimum written out over this
+// many slots (a preset has five) in refresh_next_failure().
 constexpr std::size_t kFailureSlots = 8;
 
 // The hot spares and the failed nodes in repair. Every node goes to repair at the current time
 // and comes back a fixed `replacement_s` later, and a trial's time only moves forward, so the
-// nodes return in the order they left: a ring buffer in that order is the pool's queue, and its
-// front is the earliest return (what a min-heap would give, without its sifting). A node back
-// from repair stays in the ring until it is needed: it is a spare whenever its time has passed.
+// nodes return in the order they left: the pool is a ring of one slot per spare node, the k-th
+// take uses slot k mod spares, and the slot then holds when the node of take k - spares returns,
+// the earliest return of the nodes in the pool (what a min-heap would give, without its
+// sifting). A node back from repair stays in its slot until it is needed: it is a spare whenever
+// its time has passed. Until the ring has gone round once, a slot's node was never used.
 class SparePool {
 public:
-    SparePool(std::vector<double>& ring, int spares, double repair_s)
-        : ring_(ring), spares_(spares), repair_s_(repair_s) {
-        ring_.resize(static_cast<std::size_t>(spares));  // spares + nodes in repair never exceed it; read from head_ only
+    SparePool(std::vector<double>& ring, int spares, double repair_s) : repair_s_(repair_s) {
+        ring.resize(static_cast<std::size_t>(spares));  // not refilled per trial: a slot is read only after this trial wrote it
+        slot_ = ring.data();
+        slots_ = ring.size();
     }
 
     // Seconds until a replacement node is ready at time `now`: none with a spare at hand or a node
     // back from repair, else until the earliest repair ends. The failed node goes to repair and
     // returns to the pool `replacement_s` later. Without spares the job waits for its own node.
     double take(double now) {
-        if (ring_.empty()) return repair_s_;
-        double wait = 0;
-        if (spares_ > 0) {
-            --spares_;  // spares never used before come first; the ring holds every node used since
-        } else {
-            wait = std::max(ring_[head_] - now, 0.0);
-            if (++head_ == ring_.size()) head_ = 0;
-            --in_repair_;
+        if (slots_ == 0) return repair_s_;
+        const double wait = round_ > 0 ? std::max(slot_[next_] - now, 0.0) : 0.0;
+        slot_[next_] = now + repair_s_;
+        if (++next_ == slots_) {
+            next_ = 0;
+            ++round_;
         }
-        std::size_t slot = head_ + in_repair_;
-        if (slot >= ring_.size()) slot -= ring_.size();
-        ring_[slot] = now + repair_s_;
-        ++in_repair_;
         return wait;
     }
 
 private:
-    std::vector<double>& ring_;
-    int spares_;  // never used: the ring holds the rest, in repair or back from it
+    double* slot_;
+    std::size_t slots_;
     double repair_s_;
-    std::size_t head_ = 0;
-    std::size_t in_repair_ = 0;
+    std::size_t next_ = 0;  // the slot of the next take
+    std::size_t round_ = 0; // times the ring went round: 0 while spares never used remain
 };
+
 
 // The state of one trial and the steps it moves through. Members, not locals, so that each
 // step is a small function. Every random draw happens at the same point of the trial, in the
 // same order, and every time is computed by the same arithmetic, whatever shortcut a step takes.
 class Trial {
 public:
-    Trial(const RunModel& m, const std::vector<double>& scales, std::uint64_t seed,
+    Trial(const RunModel& m, const std::vector<double>& scales, LogUniforms& draws,
           std::vector<double>& next_failure, std::vector<double>& repairs, TrialResult& out)
-        : m_(m), scales_(scales), rng_(seed), next_failure_(next_failure),
-          spares_(repairs, m.recovery.hot_spares, m.recovery.replacement_s), out_(out),
-          maintenance_cause_(m.failures.size()), give_up_s_(kGiveUpFactor * m.work_s),
+        : m_(m), scale_(scales.data()), rng_(draws), next_(next_failure.data()), slots_(next_failure.size()),
+          spares_(repairs, m.recovery.hot_spares, m.recovery.replacement_s), out_(out), events_(out.events.data()),
+          lost_work_(out.lost_work_s.data()), downtime_(out.downtime_s.data()),
+          maintenance_cause_(m.failures.size()), processes_(m.failures.size()), give_up_s_(kGiveUpFactor * m.work_s),
           restart_s_(m.recovery.restart_s()), cycle_s_(m.checkpoint.interval_s + m.checkpoint.stall_s),
           async_(m.checkpoint.async && m.checkpoint.write_s > 0),
           periodic_(!async_ || m.checkpoint.write_s <= m.checkpoint.interval_s) {}
 
     void run() {
-        for (std::size_t k = 0; k < m_.failures.size(); ++k) next_failure_[k] = draw_failure(k);
+        for (std::size_t k = 0; k < processes_; ++k) next_[k] = draw_failure(k);
         refresh_next_failure();
         next_maintenance_ = m_.maintenance.mean_gap_s > 0 ? draw_maintenance() : kNever;
         const double total = m_.work_s;
@@ -137,7 +123,7 @@ public:
 private:
     double draw_failure(std::size_t k) { return draw_failure_from(k, t_); }
     double draw_maintenance() {
-        return t_ + draw_gap(rng_, m_.maintenance.gap, scales_[maintenance_cause_], 1.0);
+        return t_ + draw_gap(rng_, m_.maintenance.gap, scale_[maintenance_cause_], 1.0);
     }
 
     void check_progress() const {
@@ -148,25 +134,29 @@ private:
                              "restart cost, add spares, or checkpoint more often");
     }
 
-    // The earliest pending failure and its cause (the lowest-numbered on a tie). Up to
-    // kFailureSlots processes (the slots past the last never fail), as a knockout of pairs: three
-    // rounds of independent comparisons instead of a chain of eight, and selects, not branches,
-    // since which process fails next is random. Beyond that, a scan in process order.
+    // The earliest pending failure and its cause (the lowest-numbered on a tie), in two passes
+    // without a branch on the draws (which process fails next is random): the earliest time, as a
+    // minimum pairwise over the kFailureSlots slots (the slots past the last process never fail),
+    // then the first process holding it, every process compared from the last to the first and
+    // the latest match kept. The minimum is one of the times, so a slot holds it when its bits are
+    // the minimum's (times are +0 or positive: no -0 that would equal +0 with other bits).
+    // Beyond the slots, both passes are scans.
     void refresh_next_failure() {
-        const double* next = next_failure_.data();
-        Pending soonest{kNever, soonest_cause_};
-        if (next_failure_.size() == kFailureSlots) {
-            static_assert(kFailureSlots == 8, "the rounds below are written for eight slots");
-            Pending round[kFailureSlots / 2];
-            for (std::size_t k = 0; k < kFailureSlots / 2; ++k)
-                round[k] = earlier({next[2 * k], 2 * k}, {next[2 * k + 1], 2 * k + 1});
-            soonest = earlier(earlier(round[0], round[1]), earlier(round[2], round[3]));
-            if (!(soonest.time < kNever)) soonest.cause = soonest_cause_;
+        const double* next = next_;
+        double soonest = kNever;
+        if (slots_ == kFailureSlots) {
+            static_assert(kFailureSlots == 8, "the minimum below is written for eight slots");
+            const double a = std::min(std::min(next[0], next[1]), std::min(next[2], next[3]));
+            const double b = std::min(std::min(next[4], next[5]), std::min(next[6], next[7]));
+            soonest = std::min(a, b);
         } else {
-            for (std::size_t k = 0; k < next_failure_.size(); ++k) soonest = earlier(soonest, {next[k], k});
+            for (std::size_t k = 0; k < slots_; ++k) soonest = std::min(soonest, next[k]);
         }
-        soonest_failure_ = soonest.time;
-        soonest_cause_ = soonest.cause;
+        const auto bits = std::bit_cast<std::uint64_t>(soonest);
+        std::size_t cause = 0;
+        for (std::size_t k = processes_; k-- > 0;) cause = std::bit_cast<std::uint64_t>(next[k]) == bits ? k : cause;
+        soonest_failure_ = soonest;
+        soonest_cause_ = cause;
     }
 
     // Whole cycles of (compute an interval, save) that end before the next failure or
@@ -276,13 +266,13 @@ private:
     }
 
     void fail(std::size_t cause) {
-        out_.events[cause] += 1;
-        out_.lost_work_s[cause] += work_ - durable_;
+        events_[cause] += 1;
+        lost_work_[cause] += work_ - durable_;
         if (write_pending_) out_.lost_checkpoints += 1;
         write_pending_ = false;
         work_ = durable_;
         segment_start_ = durable_;
-        next_failure_[cause] = draw_failure(cause);
+        next_[cause] = draw_failure(cause);
         refresh_next_failure();
         recover(cause, m_.recovery.detection_s, m_.failures[cause].needs_spare, restart_s_);
     }
@@ -302,8 +292,8 @@ private:
             }
             t_ = soonest_failure_;
             cause = soonest_cause_;
-            out_.events[cause] += 1;
-            next_failure_[cause] = draw_failure(cause);
+            events_[cause] += 1;
+            next_[cause] = draw_failure(cause);
             refresh_next_failure();
             detection = m_.recovery.detection_s;
             needs_spare = m_.failures[cause].needs_spare;
@@ -313,7 +303,7 @@ private:
 
     // Recovery time goes to its phases in order, as far as it got.
     void charge_recovery(std::size_t cause, double elapsed, double detection, double wait) {
-        out_.downtime_s[cause] += elapsed;
+        downtime_[cause] += elapsed;
         const double d = std::min(elapsed, detection);
         const double w = std::min(elapsed - d, wait);
         out_.detection_s += d;
@@ -329,13 +319,13 @@ private:
         const double saved = start + c.stall_s + (c.async ? c.write_s : 0.0);
         const double back = saved + m_.maintenance.duration_s;
         out_.maintenance_s += back - t_;
-        out_.events[maintenance_cause_] += 1;
+        events_[maintenance_cause_] += 1;
         t_ = back;
         write_pending_ = false;
         durable_ = work_;
         segment_start_ = work_;
-        for (std::size_t k = 0; k < m_.failures.size(); ++k)
-            while (next_failure_[k] < t_) next_failure_[k] = draw_failure_from(k, next_failure_[k]);
+        for (std::size_t k = 0; k < processes_; ++k)
+            while (next_[k] < t_) next_[k] = draw_failure_from(k, next_[k]);
         refresh_next_failure();
         next_maintenance_ = draw_maintenance();
         recover(maintenance_cause_, 0.0, false, m_.recovery.process_start_s + m_.recovery.load_s);
@@ -343,16 +333,21 @@ private:
 
     double draw_failure_from(std::size_t k, double from) {
         const FailureProcess& p = m_.failures[k];
-        return from + draw_gap(rng_, p.gap, scales_[k], p.shape);
+        return from + draw_gap(rng_, p.gap, scale_[k], p.shape);
     }
 
     const RunModel& m_;
-    const std::vector<double>& scales_;  // per failure process, then maintenance
-    RngAhead rng_;
-    std::vector<double>& next_failure_;
+    const double* scale_;  // of each failure process's gaps, then maintenance's
+    Draws rng_;
+    double* next_;         // pending failure of each process, then slots that never fail
+    std::size_t slots_;
     SparePool spares_;
     TrialResult& out_;
+    double* events_;  // out_'s per-cause counts, sized before the trial
+    double* lost_work_;
+    double* downtime_;
     std::size_t maintenance_cause_;
+    std::size_t processes_;  // failure processes
     // Constants of the model, computed once.
     double give_up_s_;  // a trial past this wall time does not converge
     double restart_s_;  // reschedule + process start + load
@@ -418,8 +413,13 @@ RunSimulator::RunSimulator(const RunModel& model) : model_(model) {
 }
 
 void RunSimulator::run_trial(std::uint64_t seed, TrialResult& out) {
+    own_draws_.reset(seed);
+    run_trial(own_draws_, out);
+}
+
+void RunSimulator::run_trial(LogUniforms& draws, TrialResult& out) {
     out.reset(model_.failures.size() + 1);
-    Trial(model_, scales_, seed, next_failure_, repairs_, out).run();
+    Trial(model_, scales_, draws, next_failure_, repairs_, out).run();
 }
 
 void check_run_model(const RunModel& m) {
@@ -460,25 +460,38 @@ void store(const TrialResult& r, double* row) {
     std::copy(r.downtime_s.begin(), r.downtime_s.end(), row + kTotals + 2 * causes);
 }
 
-// Runs trials [first, first + count) on `threads` threads into rows of `width`. Threads take
-// chunks of trials in turn; each trial's seed is fixed by its index, so the rows do not depend
-// on which thread ran them. A trial that throws (a run that cannot finish) stops the window; the
-// error of the lowest such trial is rethrown, as one thread would have met it first.
-void run_window(const RunModel& model, std::uint64_t seed, std::int64_t first, std::int64_t count, unsigned threads,
-                std::size_t width, std::vector<double>& rows) {
-    constexpr std::int64_t kChunk = 32;
+// Where one window's trials go: model i's rows start at rows[i], each of width[i] numbers.
+struct WindowRows {
+    std::vector<std::vector<double>> rows;
+    std::vector<std::size_t> width;
+};
+
+// Runs trials [first, first + count) of every model on `threads` threads into their rows. Threads
+// take chunks of trials in turn and run each trial on every model, reading the trial's draws
+// made once (LogUniforms); each trial's seed is fixed by its index, so the rows do not depend on
+// which thread ran them. A run that throws (one that cannot finish) stops the window; the error
+// of the lowest such trial (of the first model there) is rethrown, as one thread would have met
+// it first.
+void run_window(const std::vector<RunModel>& models, std::uint64_t seed, std::int64_t first, std::int64_t count,
+                unsigned threads, WindowRows& out) {
+    // About 32 runs a chunk: a chunk's trials are its unit of balance between the threads.
+    const std::int64_t chunk = std::max<std::int64_t>(1, 32 / static_cast<std::int64_t>(models.size()));
     std::atomic<std::int64_t> next{0};
     std::atomic<bool> failed{false};
     std::vector<std::pair<std::int64_t, std::exception_ptr>> errors(threads, {std::numeric_limits<std::int64_t>::max(), nullptr});
     auto work = [&](unsigned t) {
-        RunSimulator sim(model);
+        std::vector<RunSimulator> sims(models.begin(), models.end());
+        LogUniforms draws;
         TrialResult r;
         std::int64_t trial = 0;  // this thread's, not written into the shared errors per trial (false sharing)
         try {
-            for (std::int64_t begin = next.fetch_add(kChunk); begin < count && !failed; begin = next.fetch_add(kChunk))
-                for (trial = begin; trial < std::min(begin + kChunk, count); ++trial) {
-                    sim.run_trial(trial_seed(seed, static_cast<std::uint64_t>(first + trial)), r);
-                    store(r, rows.data() + static_cast<std::size_t>(trial) * width);
+            for (std::int64_t begin = next.fetch_add(chunk); begin < count && !failed; begin = next.fetch_add(chunk))
+                for (trial = begin; trial < std::min(begin + chunk, count); ++trial) {
+                    draws.reset(trial_seed(seed, static_cast<std::uint64_t>(first + trial)));
+                    for (std::size_t i = 0; i < sims.size(); ++i) {
+                        sims[i].run_trial(draws, r);
+                        store(r, out.rows[i].data() + static_cast<std::size_t>(trial) * out.width[i]);
+                    }
                 }
         } catch (...) {
             errors[t] = {trial, std::current_exception()};
@@ -494,54 +507,50 @@ void run_window(const RunModel& model, std::uint64_t seed, std::int64_t first, s
         if (e.second && (!worst || e.first < worst->first)) worst = &e;
     if (worst) std::rethrow_exception(worst->second);
 }
-}  // namespace
 
-RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed, unsigned threads) {
-    check_run_model(model);
-    check_study_work(model, trials, 1);
+// Sums one window's rows of a model into its summary, in trial order (the same bits for any
+// thread count and window); wall and goodput as sums and sums of squares.
+struct Sums {
+    double wall = 0, wall_sq = 0, good = 0, good_sq = 0;
+};
+
+void add_rows(const double* rows, std::int64_t count, std::size_t width, RunSummary& s, Sums& sums) {
+    const std::size_t causes = s.causes.size();
+    for (std::int64_t i = 0; i < count; ++i) {
+        const double* r = rows + static_cast<std::size_t>(i) * width;
+        const double g = r[1] / r[0];
+        sums.wall += r[0];
+        sums.wall_sq += r[0] * r[0];
+        sums.good += g;
+        sums.good_sq += g * g;
+        s.stall_s += r[2];
+        s.detection_s += r[3];
+        s.spare_wait_s += r[4];
+        s.restart_s += r[5];
+        s.maintenance_s += r[6];
+        s.lost_checkpoints += r[7];
+        for (std::size_t k = 0; k < causes; ++k) {
+            s.causes[k].events += r[kTotals + k];
+            s.causes[k].lost_work_s += r[kTotals + causes + k];
+            s.causes[k].downtime_s += r[kTotals + 2 * causes + k];
+        }
+    }
+}
+
+RunSummary empty_summary(const RunModel& model, std::int64_t trials) {
     RunSummary s;
     s.trials = trials;
     s.work_s = model.work_s;
-    const std::size_t causes = model.failures.size() + 1;
-    s.causes.resize(causes);
+    s.causes.resize(model.failures.size() + 1);
     for (std::size_t k = 0; k < model.failures.size(); ++k) s.causes[k].cause = model.failures[k].cause;
     s.causes.back().cause = "maintenance";
-    // Trials run in windows (bounded memory), in parallel; their rows are then summed in trial
-    // order, so the summary is the same to the bit for any thread count.
-    constexpr std::int64_t kWindow = 16384;
-    const std::size_t width = kTotals + 3 * causes;
-    std::vector<double> rows;
-    double wall = 0, wall_sq = 0, good = 0, good_sq = 0;
-    Progress progress("Monte Carlo trials", static_cast<double>(trials));
-    for (std::int64_t first = 0; first < trials; first += kWindow) {
-        const std::int64_t count = std::min(kWindow, trials - first);
-        rows.resize(static_cast<std::size_t>(count) * width);
-        const unsigned used = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(count / 64 + 1)));
-        run_window(model, seed, first, count, used, width, rows);
-        progress.advance(static_cast<double>(count));  // Ctrl-C stops between windows
-        for (std::int64_t i = 0; i < count; ++i) {
-            const double* r = rows.data() + static_cast<std::size_t>(i) * width;
-            const double g = r[1] / r[0];
-            wall += r[0];
-            wall_sq += r[0] * r[0];
-            good += g;
-            good_sq += g * g;
-            s.stall_s += r[2];
-            s.detection_s += r[3];
-            s.spare_wait_s += r[4];
-            s.restart_s += r[5];
-            s.maintenance_s += r[6];
-            s.lost_checkpoints += r[7];
-            for (std::size_t k = 0; k < causes; ++k) {
-                s.causes[k].events += r[kTotals + k];
-                s.causes[k].lost_work_s += r[kTotals + causes + k];
-                s.causes[k].downtime_s += r[kTotals + 2 * causes + k];
-            }
-        }
-    }
-    const double n = static_cast<double>(trials);
-    s.wall_s = estimate(wall, wall_sq, trials);
-    s.goodput = estimate(good, good_sq, trials);
+    return s;
+}
+
+void finish_summary(const Sums& sums, RunSummary& s) {
+    const double n = static_cast<double>(s.trials);
+    s.wall_s = estimate(sums.wall, sums.wall_sq, s.trials);
+    s.goodput = estimate(sums.good, sums.good_sq, s.trials);
     for (double* v : {&s.stall_s, &s.detection_s, &s.spare_wait_s, &s.restart_s, &s.maintenance_s,
                       &s.lost_checkpoints})
         *v /= n;
@@ -550,7 +559,42 @@ RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64
         c.lost_work_s /= n;
         c.downtime_s /= n;
     }
-    return s;
+}
+}  // namespace
+
+std::vector<RunSummary> simulate_sweep(const std::vector<RunModel>& models, std::int64_t trials, std::uint64_t seed,
+                                       unsigned threads) {
+    for (const RunModel& m : models) {
+        check_run_model(m);
+        check_study_work(m, trials, 1);
+    }
+    std::vector<RunSummary> summaries;
+    std::vector<Sums> sums(models.size());
+    WindowRows window;
+    for (const RunModel& m : models) {
+        summaries.push_back(empty_summary(m, trials));
+        window.width.push_back(kTotals + 3 * summaries.back().causes.size());
+    }
+    window.rows.resize(models.size());
+    if (models.empty()) return summaries;
+    // Trials run in windows (bounded memory: about 16,384 rows), in parallel; their rows are then
+    // summed in trial order, so each summary is the same to the bit for any thread count.
+    const std::int64_t per_window = std::max<std::int64_t>(64, 16384 / static_cast<std::int64_t>(models.size()));
+    Progress progress("Monte Carlo trials", static_cast<double>(trials) * static_cast<double>(models.size()));
+    for (std::int64_t first = 0; first < trials; first += per_window) {
+        const std::int64_t count = std::min(per_window, trials - first);
+        for (std::size_t i = 0; i < models.size(); ++i) window.rows[i].resize(static_cast<std::size_t>(count) * window.width[i]);
+        const unsigned used = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(count / 64 + 1)));
+        run_window(models, seed, first, count, used, window);
+        progress.advance(static_cast<double>(count) * static_cast<double>(models.size()));  // Ctrl-C stops between windows
+        for (std::size_t i = 0; i < models.size(); ++i) add_rows(window.rows[i].data(), count, window.width[i], summaries[i], sums[i]);
+    }
+    for (std::size_t i = 0; i < models.size(); ++i) finish_summary(sums[i], summaries[i]);
+    return summaries;
+}
+
+RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed, unsigned threads) {
+    return simulate_sweep({model}, trials, seed, threads).front();
 }
 
 }  // namespace sextant::reliability

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "reliability/rng.hpp"
 #include "reliability/run_model.hpp"
 
 namespace sextant::reliability {
@@ -42,12 +43,16 @@ class RunSimulator {
 public:
     explicit RunSimulator(const RunModel& model);
     void run_trial(std::uint64_t seed, TrialResult& out);
+    // The same, on the draws of a seed that other models' runs of the trial read too (each run
+    // reads them from the first); `draws` is reset to the trial's seed by the caller.
+    void run_trial(LogUniforms& draws, TrialResult& out);
 
 private:
     const RunModel& model_;
     std::vector<double> scales_;       // scale of each gap distribution (for its mean)
     std::vector<double> next_failure_;
     std::vector<double> repairs_;  // ring of the times at which nodes in repair become spares again
+    LogUniforms own_draws_;        // for run_trial(seed)
 };
 
 struct Estimate {
@@ -78,6 +83,12 @@ struct RunSummary {
 // summary is the same to the bit for any thread count. Refuses work beyond the RunEvents limit
 // (check_study_work with one point) before the first trial.
 RunSummary simulate_runs(const RunModel& model, std::int64_t trials, std::uint64_t seed, unsigned threads = 1);
+// simulate_runs of each model, the same summaries to the bit, with each trial run on every model
+// in turn: the trial's draws (the logarithms of its uniforms) are made once and read by every
+// model's run of it, instead of once per model. Each model is checked as simulate_runs checks
+// it, all before the first trial.
+std::vector<RunSummary> simulate_sweep(const std::vector<RunModel>& models, std::int64_t trials, std::uint64_t seed,
+                                       unsigned threads = 1);
 
 // The events one trial draws, from above: each failure and maintenance costs an interruption and
 // a restart, and the quiet cycles between them are skipped whole (a run is periodic there).

@@ -10,14 +10,18 @@
 namespace sextant::reliability {
 
 namespace {
-// Runs each model in turn, reporting progress after each.
+// Runs the models together (each trial on every model, its draws made once), reporting progress
+// at the end.
 std::vector<SweepRow> run_rows(std::vector<std::pair<SweepRow, RunModel>> points, const TrialOptions& o) {
+    std::vector<RunModel> models;
+    for (const auto& point : points) models.push_back(point.second);
+    std::vector<RunSummary> summaries = simulate_sweep(models, o.trials, o.seed, o.threads);
     std::vector<SweepRow> rows;
-    for (auto& [row, model] : points) {
-        row.summary = simulate_runs(model, o.trials, o.seed, o.threads);
-        rows.push_back(std::move(row));
-        if (o.progress) o.progress(rows.size(), points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        rows.push_back(std::move(points[i].first));
+        rows.back().summary = std::move(summaries[i]);
     }
+    if (o.progress) o.progress(rows.size(), rows.size());
     return rows;
 }
 }  // namespace
