@@ -217,6 +217,7 @@ RuntimeProfile parse_runtime_profile(const json& doc, const std::string& name, c
     p.name = name;
     read_fields(r, p);
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
+    p.features.recompute_modules = p.selective_checkpoint == SelectiveCheckpoint::Modules;
     return p;
 }
 

@@ -80,6 +80,9 @@ struct FrameworkFeatures {
     // (layout.shard_group; torchtitan data_parallel_shard_degree, Megatron-Core
     // --num-distributed-optimizer-instances, DeepSpeed MiCS mics_shard_size).
     bool hsdp = true;
+    // Megatron's recompute module sets (layout.recompute_modules): where the runtime's selective
+    // recompute is Megatron's (selective_checkpoint "modules"), set from it, not a key of its own.
+    bool recompute_modules = true;
 };
 
 struct RuntimeProfile {
