@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost/quantization.hpp"
+#include "memory/activations.hpp"
 #include "memory/stage_params.hpp"
 #include "model/params.hpp"
 
@@ -430,6 +431,36 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         c.recompute = f.compute();
         b.tp += f.tp;
         b.ep += f.ep;
+    } else if (l.recompute == Recompute::Selective && ctx.runtime.selective_checkpoint == SelectiveCheckpoint::Layers) {
+        // Every interval-th block recomputed whole (SelectiveCheckpoint), spread over the layers.
+        const double share = 1.0 / d(ctx.runtime.selective_checkpoint_interval);
+        c.recompute = share * f.compute();
+        b.tp += share * f.tp;
+        b.ep += share * f.ep;
+    } else if (l.recompute == Recompute::Selective && ctx.runtime.selective_checkpoint == SelectiveCheckpoint::Ops) {
+        // torchtitan's per-op policy (SelectiveCheckpoint): the matmuls it does not save, and
+        // every memory-bound op of the forward (norms, rotary, activation, the first residual
+        // add: non-reentrant checkpointing stops recomputing once the last tensor the backward
+        // needs, w2's input, is rebuilt, so the block's last add is not rerun); SDPA is saved.
+        // A MoE block is rerun whole (its experts' grouped GEMMs are not saved), all-to-alls
+        // with it. Collectives other than reduce_scatter are not saved: sequence parallelism's
+        // all-gathers run again, and without it the attention's all-reduce (the MLP needs its
+        // output; the MLP's own comes after the last rebuilt tensor).
+        PhaseCost redo, unused;
+        for (const BlockMatmul& mm : op_checkpoint_matmuls(m, layer)) {
+            if (mm.saved) continue;
+            k.linear(redo, unused, x.T, mm.split == TpSplit::Column ? mm.out / x.tp : mm.out,
+                     mm.split == TpSplit::Row ? mm.in / x.tp : mm.in);
+        }
+        c.recompute = redo.compute() + k.memory(elementwise - 6 * d(m.hidden) * x.norm_T) + dense_act;
+        if (m.layer_is_moe(layer)) {
+            c.recompute += moe.block.compute();
+            b.ep += moe.block.ep;
+        }
+        if (l.tp > 1 && l.sequence_parallel)
+            b.tp += (mlp_tp_comm ? 2.0 : 1.0) * k.collective(CollectiveOp::AllGather, x.T * d(m.hidden) * gathered, groups.tp);
+        else if (l.tp > 1)
+            b.tp += k.collective(CollectiveOp::AllReduce, x.T * d(m.hidden) * 2, groups.tp);
     } else if (l.recompute == Recompute::Selective) {
         const std::uint8_t r = active_recompute_modules(l.recompute, l.recompute_modules, ctx.runtime.flash_attention());
         // Two norms per layer, each reading and writing h elements per token in 16 bits.
@@ -587,8 +618,23 @@ double model_flops_per_step(const Scenario& s) {
     return tokens * (6 * dense + 12 * attn_width * keys);
 }
 
-double hardware_flops_per_step(const Scenario& s, const Layout& l, double model, bool flash_attention) {
+double hardware_flops_per_step(const Scenario& s, const Layout& l, double model, const RuntimeProfile& runtime) {
+    const bool flash_attention = runtime.flash_attention();
     if (l.recompute == Recompute::Full) return model * 4.0 / 3.0;
+    if (l.recompute == Recompute::Selective && runtime.selective_checkpoint == SelectiveCheckpoint::Layers)
+        return model * (1.0 + 1.0 / (3.0 * d(runtime.selective_checkpoint_interval)));
+    if (l.recompute == Recompute::Selective && runtime.selective_checkpoint == SelectiveCheckpoint::Ops) {
+        // The matmuls the policy does not save, and a MoE layer's active experts, once more.
+        const ModelSpec& m = s.model;
+        double per_token = 0;
+        for (std::int64_t layer = 0; layer < m.layers; ++layer) {
+            for (const BlockMatmul& mm : op_checkpoint_matmuls(m, layer))
+                if (!mm.saved) per_token += 2 * mm.in * mm.out;
+            if (m.layer_is_moe(layer))
+                per_token += 2 * (d(m.moe.top_k) * routed_expert_params(m) + d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden));
+        }
+        return model + s.training.tokens_per_step() * per_token;
+    }
     if (l.recompute == Recompute::Selective && !flash_attention) {
         const ModelSpec& m = s.model;
         return model + s.training.tokens_per_step() * 4 * d(m.layers) * d(m.heads) * d(m.head_dim) * d(s.training.seq_len);

@@ -94,9 +94,10 @@ double newton_schulz_time(const CostContext& ctx, const Layout& layout, double l
 
 // Model FLOPs of one step (6N per token for the GEMMs incl. the output layer, plus 12 L h s per
 // token for attention, as Narayanan et al. and PaLM count; MoE counts the active experts), and
-// hardware FLOPs (the recomputed forward added; selective recompute with flash attention
-// recomputes only memory-bound ops).
+// hardware FLOPs (the recomputed forward added: under the runtime's selective_checkpoint,
+// Megatron's modules with flash attention recompute only memory-bound ops, torchtitan's per-op
+// policy its unsaved matmuls, its layer policy 1/N of the forward).
 double model_flops_per_step(const Scenario& scenario);
-double hardware_flops_per_step(const Scenario& scenario, const Layout& layout, double model_flops, bool flash_attention);
+double hardware_flops_per_step(const Scenario& scenario, const Layout& layout, double model_flops, const RuntimeProfile& runtime);
 
 }  // namespace sextant

@@ -13,7 +13,26 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 struct PerToken {
     double replicated = 0;  // kept whole on every TP rank unless sequence parallel splits them
     double sharded = 0;     // split across TP ranks
+    double unsplit = 0;     // whole on every TP rank even with sequence parallelism (partial sums)
 };
+
+// What torchtitan's per-op policy keeps of a layer: the block's input (the checkpoint's), the
+// saved matmul outputs in 16 bits, SDPA's output and fp32 log-sum-exp, and under sequence
+// parallelism the outputs of the attention's and a dense MLP's reduce-scatters (the policy saves
+// reduce_scatter_tensor). The max it saves for FP8 scales is one number per tensor.
+PerToken op_checkpoint_per_token(const ModelSpec& m, std::int64_t layer, bool sequence_parallel) {
+    PerToken p;
+    const double h = d(m.hidden), heads = d(m.heads);
+    p.replicated += 2 * h;
+    for (const BlockMatmul& mm : op_checkpoint_matmuls(m, layer)) {
+        if (!mm.saved) continue;
+        (mm.split == TpSplit::Column ? p.sharded : p.unsplit) += 2 * mm.out;
+    }
+    const double out = m.attention == AttentionKind::MultiLatent ? heads * d(m.mla.v_head_dim) : heads * d(m.head_dim);
+    p.sharded += 2 * out + 4 * heads;
+    if (sequence_parallel) p.replicated += (m.layer_is_moe(layer) ? 1 : 2) * 2 * h;
+    return p;
+}
 
 PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t seq, std::uint8_t recompute) {
     PerToken p;
@@ -90,9 +109,48 @@ double tokens_per_microbatch(const Scenario& s, const Layout& l) {
 double bytes_for(const PerToken& p, const Layout& l, double tokens) {
     const double tp = d(l.tp);
     const double replicated = l.sequence_parallel ? p.replicated / tp : p.replicated;
-    return tokens * (replicated + p.sharded / tp);
+    return tokens * (replicated + p.sharded / tp + p.unsplit);
+}
+
+// What a layer keeps when `modules` (Megatron's recompute modules; 0 = none) are recomputed.
+double kept_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer, std::uint8_t modules, double tokens) {
+    PerToken a = attention_per_token(s.model, t, s.training.seq_len, modules);
+    PerToken m = mlp_per_token(s.model, t, layer, modules);
+    return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded, 0}, l, tokens);
 }
 }  // namespace
+
+std::vector<BlockMatmul> op_checkpoint_matmuls(const ModelSpec& m, std::int64_t layer) {
+    std::vector<BlockMatmul> mms;
+    const double h = d(m.hidden), heads = d(m.heads);
+    if (m.attention == AttentionKind::MultiLatent) {
+        const auto& a = m.mla;
+        const double qk = heads * d(a.qk_nope_head_dim + a.qk_rope_head_dim);
+        if (a.q_lora_rank > 0) {
+            mms.push_back({h, d(a.q_lora_rank), TpSplit::None});
+            mms.push_back({d(a.q_lora_rank), qk, TpSplit::Column});
+        } else {
+            mms.push_back({h, qk, TpSplit::Column});
+        }
+        mms.push_back({h, d(a.kv_lora_rank + a.qk_rope_head_dim), TpSplit::None});
+        mms.push_back({d(a.kv_lora_rank), heads * d(a.qk_nope_head_dim + a.v_head_dim), TpSplit::Column});
+        mms.push_back({heads * d(a.v_head_dim), h, TpSplit::Row});
+    } else {
+        const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
+        mms.push_back({h, q, TpSplit::Column});
+        mms.push_back({h, kv, TpSplit::Column});
+        mms.push_back({h, kv, TpSplit::Column});
+        mms.push_back({q, h, TpSplit::Row});
+    }
+    if (!m.layer_is_moe(layer)) {
+        const double f = d(m.ffn_hidden);
+        mms.push_back({h, f, TpSplit::Column});
+        if (m.gated_mlp()) mms.push_back({h, f, TpSplit::Column});
+        mms.push_back({f, h, TpSplit::Row});
+    }
+    for (std::size_t i = 0; i < mms.size(); ++i) mms[i].saved = i % 2 == 0;
+    return mms;
+}
 
 RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     RuntimeTraits t;
@@ -100,6 +158,8 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     t.dropout = s.model.linear_bias && s.model.norm == NormKind::LayerNorm && !runtime.flash_attention();
     t.zero3_reshard_with_pp = runtime.zero3_reshard_with_pp;
     t.least_pp_warmup = runtime.least_pp_warmup;
+    t.selective = runtime.selective_checkpoint;
+    t.selective_interval = runtime.selective_checkpoint_interval;
     t.grad_dtype = gradient_dtype(s.training, runtime);
     t.zero3 = runtime.zero3;
     // Transformer Engine saves a quantised recipe's GEMM inputs for the weight gradient in the
@@ -136,15 +196,18 @@ double layer_working_set_bytes(const Scenario& s, const Layout& l, const Runtime
 
 double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
     const double tokens = tokens_per_microbatch(s, l);
-    if (l.recompute == Recompute::Full) {
-        // Only the layer input survives the forward pass.
-        const double input = 2.0 * d(s.model.hidden);
-        return tokens * (l.sequence_parallel ? input / d(l.tp) : input);
+    // Only the layer input survives the forward pass of a layer checkpointed whole.
+    const double input = 2.0 * d(s.model.hidden);
+    const double checkpointed = tokens * (l.sequence_parallel ? input / d(l.tp) : input);
+    if (l.recompute == Recompute::Full) return checkpointed;
+    if (l.recompute == Recompute::Selective && t.selective == SelectiveCheckpoint::Ops)
+        return bytes_for(op_checkpoint_per_token(s.model, layer, l.sequence_parallel && l.tp > 1), l, tokens);
+    if (l.recompute == Recompute::Selective && t.selective == SelectiveCheckpoint::Layers) {
+        // One block in `interval` keeps its input only, the others everything (SelectiveCheckpoint).
+        const double share = 1.0 / d(t.selective_interval);
+        return share * checkpointed + (1 - share) * kept_bytes(s, l, t, layer, 0, tokens);
     }
-    const std::uint8_t modules = active_recompute_modules(l.recompute, l.recompute_modules, t.flash_attention);
-    PerToken a = attention_per_token(s.model, t, s.training.seq_len, modules);
-    PerToken m = mlp_per_token(s.model, t, layer, modules);
-    return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded}, l, tokens);
+    return kept_bytes(s, l, t, layer, active_recompute_modules(l.recompute, l.recompute_modules, t.flash_attention), tokens);
 }
 
 PipelineShape pipeline_shape(const Layout& l, std::int64_t microbatches, const RuntimeTraits& t) {

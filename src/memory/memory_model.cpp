@@ -45,8 +45,11 @@ double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& 
         // Logits of the vocab-parallel output layer in fp32 for the loss, and their gradient.
         largest = std::max(largest, 2.0 * 4.0 * tokens * d(s.model.vocab) / d(l.tp));
     }
-    if (l.recompute == Recompute::Full)
-        largest = std::max(largest, layer_working_set_bytes(s, l, traits, layers.first));
+    // A layer recomputed whole, or all but its saved ops (torchtitan's per-op policy), rebuilds
+    // its working set in the backward.
+    const bool rebuilds = l.recompute == Recompute::Full ||
+                          (l.recompute == Recompute::Selective && traits.selective != SelectiveCheckpoint::Modules);
+    if (rebuilds) largest = std::max(largest, layer_working_set_bytes(s, l, traits, layers.first));
     if (l.zero_stage >= 3) largest = std::max(largest, zero3_buffer_bytes(s.model, l, traits, layers.first));
     return largest;
 }

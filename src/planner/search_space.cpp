@@ -94,9 +94,9 @@ std::vector<std::int64_t> etp_values(const Scenario& s, const LayoutSpec& f, std
 
 // Selective recompute's module sets worth trying: the era's default, and what Megatron-Core's
 // recipes use for MoE and MLA models when memory is short (moe_act, the whole MoE block,
-// mla_up_proj).
-std::vector<std::uint8_t> module_values(const Scenario& s, const LayoutSpec& f, Recompute rc) {
-    if (rc != Recompute::Selective) return {0};
+// mla_up_proj), where the framework's selective recompute is Megatron's.
+std::vector<std::uint8_t> module_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, Recompute rc) {
+    if (rc != Recompute::Selective || !o.framework.recompute_modules) return {0};
     if (f.recompute_modules) return {*f.recompute_modules};
     std::vector<std::uint8_t> sets = {0};
     const bool moe = s.model.is_moe(), mla = s.model.attention == AttentionKind::MultiLatent;
@@ -270,7 +270,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
             for (bool offload : offload_values(f, o, zero))
                 for (bool sp : sp_values(f, o, shape.tp))
                     for (Recompute rc : recompute_values(f, o))
-                        for (std::uint8_t modules : module_values(s, f, rc))
+                        for (std::uint8_t modules : module_values(s, f, o, rc))
                             for (auto order : orders)
                                 for (auto vp : vps)
                                 for (Schedule schedule : schedule_values(f, o, shape.pp, vp, s.training.global_batch / (dp * mb)))

@@ -69,6 +69,7 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       model_flops_(model_flops_per_step(scenario)),
       id_(next_context_id()) {
     if (scenario.layout.schedule) check_schedule_shipped(runtime_, *scenario.layout.schedule, "/layout/schedule");
+    if (scenario.layout.recompute_modules) check_recompute_modules(runtime_, *scenario.layout.recompute_modules, "/layout/recompute_modules");
 }
 
 StepContext StepContext::with_factors(const ProfileFactors& factors) const {

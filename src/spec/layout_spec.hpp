@@ -18,6 +18,25 @@ enum class Recompute { None, Selective, Full };
 inline constexpr std::string_view kRecomputeNames[] = {"none", "selective", "full"};
 constexpr std::span<const std::string_view> enum_names(Recompute) { return kRecomputeNames; }
 
+// What "selective" recompute means in a framework (the runtime profile's selective_checkpoint):
+// Megatron's module list (below), torchtitan's per-op policy, or torchtitan's every-n-th block.
+// - Modules: the layout's recompute_modules, else the era's default set.
+// - Ops: torchtitan selective_ac_option "op" (pytorch/torchtitan 1ea476e9f, 2024-04, and
+//   820504e20, 2025-06, parallelize_llama.py): a policy saves the outputs of every other matmul
+//   (aten.mm, counted in forward order within a block; the 2nd, 4th, ... are recomputed), of
+//   SDPA (flash and memory-efficient), of reduce_scatter and of max; everything else in the block
+//   (norms, rotary, activation, residual add, the other matmuls, all-gathers, grouped expert
+//   GEMMs, all-to-alls) is recomputed in the backward.
+// - Layers: torchtitan selective_ac_option N (an integer): every N-th transformer block is
+//   checkpointed whole (its wrapper counts blocks from 1: blocks N, 2N, ...), the others keep
+//   everything. Sextant prices every layer alike (its caches and stage reuse rest on layers of
+//   one kind costing the same), so each layer carries 1/N of a full recompute and of the
+//   activations full recompute frees: exact for a stage whose layer count N divides, within one
+//   layer's difference otherwise.
+enum class SelectiveCheckpoint { Modules, Ops, Layers };
+inline constexpr std::string_view kSelectiveCheckpointNames[] = {"modules", "ops", "layers"};
+constexpr std::span<const std::string_view> enum_names(SelectiveCheckpoint) { return kSelectiveCheckpointNames; }
+
 // What selective recompute re-runs (Megatron-Core --recompute-modules, plus "act"): a bit each.
 // 0 with selective recompute means the era's default: the attention core before flash attention
 // (Korthikanti et al. 2022), the norms and MLP activation functions with it.

@@ -56,6 +56,13 @@ constexpr FieldDef kRuntimeFields[] = {
     {"cp_ring_load_balanced", FieldType::Boolean,
      "context parallelism as a K/V ring over load-balanced chunks: one causal step, cp - 1 unmasked steps on half a block (TE p2p CP)",
      "", default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::cp_ring_load_balanced>()},
+    {"selective_checkpoint", FieldType::String,
+     "what a layout's selective recompute re-runs: Megatron's modules (recompute_modules, else the era's set), torchtitan's per-op policy "
+     "(every other matmul and every memory-bound op of a block; SDPA saved), or every selective_checkpoint_interval-th block whole",
+     "", default_string("modules"), -kAny, kAny, "modules|ops|layers", bind<&RuntimeProfile::selective_checkpoint>()},
+    {"selective_checkpoint_interval", FieldType::Integer,
+     "with selective_checkpoint \"layers\": every this-many-th transformer block is checkpointed whole (torchtitan selective_ac_option N)", "",
+     default_integer(2), 1, 1 << 20, "", bind<&RuntimeProfile::selective_checkpoint_interval>()},
     {"fused_cross_entropy", FieldType::Boolean, "vocab-parallel cross entropy fused into one kernel (--cross-entropy-loss-fusion, TE's)", "",
      default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::fused_cross_entropy>()},
     {"least_pp_warmup", FieldType::Boolean,
@@ -191,6 +198,13 @@ void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, co
     throw InputError(path, "\"" + schedule_name(schedule) + "\"", runtime.name + " does not ship this pipeline schedule (it ships " + names + ")");
 }
 
+void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path) {
+    if (runtime.selective_checkpoint == SelectiveCheckpoint::Modules) return;
+    throw InputError(path, recompute_modules_text(modules),
+                     "names Megatron's recompute modules, but " + runtime.name + "'s selective recompute is its own (selective_checkpoint \"" +
+                         std::string(name_of(runtime.selective_checkpoint)) + "\"): leave recompute_modules out");
+}
+
 Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime) {
     return training.optimizer.grad_dtype.value_or(runtime.grad_dtype);
 }
@@ -207,6 +221,7 @@ RuntimeProfile parse_runtime_profile(const json& doc, const std::string& name, c
     p.name = name;
     read_fields(r, p);
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
+    p.features.recompute_modules = p.selective_checkpoint == SelectiveCheckpoint::Modules;
     return p;
 }
 

@@ -10,6 +10,7 @@
 #include "schedule/schedule.hpp"
 #include "spec/fields.hpp"
 #include "spec/hardware_spec.hpp"
+#include "spec/layout_spec.hpp"
 #include "spec/training_spec.hpp"
 
 namespace sextant {
@@ -79,6 +80,9 @@ struct FrameworkFeatures {
     // (layout.shard_group; torchtitan data_parallel_shard_degree, Megatron-Core
     // --num-distributed-optimizer-instances, DeepSpeed MiCS mics_shard_size).
     bool hsdp = true;
+    // Megatron's recompute module sets (layout.recompute_modules): where the runtime's selective
+    // recompute is Megatron's (selective_checkpoint "modules"), set from it, not a key of its own.
+    bool recompute_modules = true;
 };
 
 struct RuntimeProfile {
@@ -116,6 +120,10 @@ struct RuntimeProfile {
     // p2p CP, AttnFuncWithCPAndKVP2P). False: one causal kernel over the whole attention, as an
     // all-gather of K/V before a masked kernel runs it.
     bool cp_ring_load_balanced = false;
+    // What a layout's "selective" recompute means here (SelectiveCheckpoint in spec/layout_spec):
+    // Megatron's module list, torchtitan's per-op policy, or every interval-th block whole.
+    SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::Modules;
+    std::int64_t selective_checkpoint_interval = 2;
     bool fused_cross_entropy = false;    // the loss in one fused kernel (TE / Megatron cross-entropy fusion)
     // Where a layout leaves layout.pp_warmup open, the interleaved schedule warms up the least,
     // (vp-1) pp + pp - 1 chunks (1F1B's memory), not Megatron's 2(pp-1) + (vp-1) pp: Llama 3's
@@ -132,6 +140,10 @@ Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& run
 
 // Refuses a schedule the framework does not ship, naming `path` (exit 2).
 void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, const std::string& path);
+
+// Refuses a layout's recompute_modules (Megatron's modules) under a runtime whose selective
+// recompute is not Megatron's, naming `path` (exit 2).
+void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path);
 
 // calibration/runtime/<framework>.json; an empty name picks "megatron-core-2024".
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
