@@ -105,7 +105,11 @@ TEST_CASE("ring latency: steps that cross nodes pay the network's latency, steps
     SUBCASE("1,024 ranks on 128 nodes of 8") {
         const GroupShape g = m.analyse(group(range(1024)));
         REQUIRE(g.domains == 128);
-        const double ag = (896 * k.nvlink_latency_us + 127 * k.network_latency_us) * 1e-6;
+        // 1,024 GPUs span the 160-GPU leaves of the pod: a network step climbs to the spines and
+        // passes two more switches than the profile's one-leaf figure.
+        REQUIRE(g.span == Span::Pod);
+        const double network_step = k.network_latency_us + 2 * c.fabric.switch_latency_us;
+        const double ag = (896 * k.nvlink_latency_us + 127 * network_step) * 1e-6;
         CHECK(m.cost(CollectiveOp::AllGather, Bytes(S), g).time.value() == doctest::Approx(ag).epsilon(0.01));
         CHECK(m.cost(CollectiveOp::ReduceScatter, Bytes(S), g).time.value() == doctest::Approx(ag).epsilon(0.01));
         // Every step at the network's latency, as before: 1,023 x 6 us = 6.1 ms.
@@ -114,8 +118,55 @@ TEST_CASE("ring latency: steps that cross nodes pay the network's latency, steps
     SUBCASE("one GPU per node: every step crosses") {
         const GroupShape g = m.analyse(group(range(128, 8)));  // 128 nodes, one GPU each
         REQUIRE(g.per_domain == 1);
+        REQUIRE(g.span == Span::Pod);
         CHECK(m.cost(CollectiveOp::AllGather, Bytes(S), g).time.value() ==
-              doctest::Approx(127 * k.network_latency_us * 1e-6).epsilon(0.01));
+              doctest::Approx(127 * (k.network_latency_us + 2 * c.fabric.switch_latency_us) * 1e-6).epsilon(0.01));
+    }
+}
+
+TEST_CASE("the cluster's fabric latencies: a NIC slower than the reference, switches above the leaf, its own NVLink figure") {
+    // The profile's network step is NIC to NIC through one leaf of the reference fabric
+    // (FabricSpec's defaults); a ring step waits for its slowest crossing. At 1 KiB (LL) the
+    // bandwidth term is the same in every variant below, so differences are latency alone.
+    const ClusterSpec c = cluster("dgx-a100-superpod");
+    const double S = 1024;
+    auto all_gather_us = [&](const ClusterSpec& cl, const GroupPlacement& members) {
+        NetworkModel m = model(cl);
+        return m.cost(CollectiveOp::AllGather, Bytes(S), m.analyse(members)).time.value() * 1e6;
+    };
+    auto with = [&](double nic_us, double switch_us) {
+        ClusterSpec v = c;
+        v.fabric.nic_latency_us = nic_us;
+        v.fabric.switch_latency_us = switch_us;
+        return v;
+    };
+    const GroupPlacement rail = group(range(16, 8));  // GPU 0 of 16 nodes: one rail, one 160-GPU leaf
+    const GroupPlacement pod = group(range(64, 8));    // 64 nodes: four leaves of the pod
+    const GroupPlacement node = group(range(8));
+    REQUIRE(model(c).analyse(rail).span == Span::Rail);
+    REQUIRE(model(c).analyse(pod).span == Span::Pod);
+    // Inside one leaf the switches above it do not count; across leaves two more per step.
+    CHECK(all_gather_us(with(2.0, 5.0), rail) == doctest::Approx(all_gather_us(with(2.0, 0.0), rail)).epsilon(1e-9));
+    CHECK(all_gather_us(c, pod) - all_gather_us(with(2.0, 0.0), pod) == doctest::Approx(63 * 2 * 0.6).epsilon(1e-6));
+    // A NIC hop 10 us above the reference adds 10 us to every crossing step, none inside a node.
+    CHECK(all_gather_us(with(12.0, 0.6), rail) - all_gather_us(c, rail) == doctest::Approx(15 * 10.0).epsilon(1e-6));
+    CHECK(all_gather_us(with(12.0, 1.5), pod) - all_gather_us(c, pod) == doctest::Approx(63 * (10.0 + 2 * 0.9)).epsilon(1e-6));
+    CHECK(all_gather_us(with(12.0, 1.5), node) == doctest::Approx(all_gather_us(c, node)).epsilon(1e-9));
+
+    SUBCASE("across pods the core adds four switches") {
+        ClusterSpec two_pods = c;
+        two_pods.fabric.pod_gpus = 560;
+        ClusterSpec flat_switches = two_pods;
+        flat_switches.fabric.switch_latency_us = 0;
+        const GroupPlacement across = group({0, 560});
+        REQUIRE(model(two_pods).analyse(across).span == Span::Cluster);
+        CHECK(all_gather_us(two_pods, across) - all_gather_us(flat_switches, across) == doctest::Approx(4 * 0.6).epsilon(1e-6));
+    }
+    SUBCASE("the cluster's own NVLink step latency replaces the profile's") {
+        ClusterSpec own = c;
+        own.nvlink_latency_us = 10.0;
+        const double profile_us = CalibrationProfile::for_gpu(c.gpu).comm().nvlink_latency_us;
+        CHECK(all_gather_us(own, node) - all_gather_us(c, node) == doctest::Approx(7 * (10.0 - profile_us)).epsilon(1e-6));
     }
 }
 

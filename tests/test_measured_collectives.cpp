@@ -164,6 +164,23 @@ TEST_CASE("node and rail sweeps refit the fabric constants the model uses where 
     CHECK(published.comm().nvlink_ring_efficiency != doctest::Approx(k.nvlink_ring_efficiency));
 }
 
+TEST_CASE("a network step latency read from the cluster's own rail sweeps already holds its NICs: the fabric adds only switches") {
+    const ClusterSpec reference = cluster("dgx-h100-superpod");
+    ClusterSpec c = reference;
+    c.fabric.nic_latency_us = 5.0;  // 3 us above the reference fabric the published figure is for
+    const auto rail = alpha_beta_sweep(NcclTestOp::AllGather, MeasuredSpan::Rail, 4, 4, 8.0, 42.0);
+    const CalibrationProfile profile = measured_profile(c, {rail});
+    const CommCalibration published = CalibrationProfile::for_gpu(c.gpu).comm();
+    // Reduce-scatter, which nobody measured, runs on the constants: with the measured profile the
+    // cluster's NIC latency is already in them, with the published ones it is added. GPU 0 of 16
+    // nodes: one rail inside one 256-GPU leaf.
+    const GroupPlacement members = group(range(16, 8));
+    const auto us = [&](const NetworkModel& m) { return seconds(m, CollectiveOp::ReduceScatter, 1024, m.analyse(members)) * 1e6; };
+    CHECK(us(NetworkModel(c, profile)) == doctest::Approx(us(NetworkModel(reference, profile))).epsilon(1e-9));
+    CHECK(us(NetworkModel(c, published)) - us(NetworkModel(reference, published)) == doctest::Approx(15 * 3.0).epsilon(1e-6));
+}
+
+
 TEST_CASE("a profile's collective points are checked: busbw against bytes and time, spans against nodes") {
     const ClusterSpec c = cluster("dgx-h100-superpod");
     json doc = {{"preset", c.gpu.name},

@@ -74,8 +74,12 @@ struct NetworkModel::Impl {
         : cluster(c), calibration(k), factor(f), graph(std::make_shared<const ClusterGraph>(c)) {}
 
     double nvlink_bytes_per_s() const { return cluster.gpu.nvlink_gbps * 1e9 * calibration.nvlink_ring_efficiency; }
-    double nvlink_latency() const { return calibration.nvlink_latency_us * 1e-6; }
-    double network_latency() const { return calibration.network_latency_us * 1e-6; }
+    bool network_latency_measured = false;  // the profile's sweeps measured this cluster's NICs
+    // A step inside an NVLink domain: the cluster's own figure where it gives one.
+    double nvlink_latency() const {
+        return (cluster.nvlink_latency_us > 0 ? cluster.nvlink_latency_us : calibration.nvlink_latency_us) * 1e-6;
+    }
+    double network_latency(Span span) const;
 
     Candidates candidates(CollectiveOp op, double S, const GroupShape& g) const;
     // The fastest candidate and protocol: seconds, and its "algorithm/protocol" name.
@@ -83,6 +87,22 @@ struct NetworkModel::Impl {
     // One algorithm's fastest protocol, as NCCL's tuner picks it.
     std::pair<double, std::string_view> fastest_protocol(const Candidate& c, double S, double bandwidth_factor) const;
 };
+
+// A ring step across nodes. The profile's figure (published, or read from a cluster's sweeps over
+// one rail, `fitted_comm_calibration`) is a step from NIC to NIC through one leaf switch of the
+// reference fabric, FabricSpec's defaults (InfiniBand, 2.0 us NIC to NIC). A cluster's fabric
+// adds the difference of its NIC-to-NIC latency from that reference (not where the profile's
+// figure was measured on its own NICs) and, where a group's crossings climb above the leaves,
+// switch_latency_us for each further switch a packet passes: up to a spine and down (two) for a
+// group inside one pod, through the core (four) for one across pods. A ring step waits for its
+// slowest crossing, so the group's widest span sets it.
+double NetworkModel::Impl::network_latency(Span span) const {
+    static const FabricSpec reference;
+    const FabricSpec& f = cluster.fabric;
+    const double nic = network_latency_measured ? 0.0 : f.nic_latency_us - reference.nic_latency_us;
+    const double switches = span == Span::Cluster ? 4.0 : span == Span::Pod ? 2.0 : 0.0;
+    return std::max(0.0, calibration.network_latency_us + nic + switches * f.switch_latency_us) * 1e-6;
+}
 
 NetworkModel::NetworkModel(const ClusterSpec& cluster, const CommCalibration& calibration, double communication_factor)
     : impl_(std::make_unique<Impl>(cluster, calibration, communication_factor)) {}
@@ -94,6 +114,8 @@ NetworkModel::NetworkModel(const ClusterSpec& cluster, const CalibrationProfile&
     FittedComm comm = fitted_comm_calibration(profile.comm(), *measured, cluster.gpu, cluster.fabric.nic_gbps_per_gpu);
     // The graph itself does not depend on the calibration; only the shapes analysed on it do.
     impl_->calibration = comm.calibration;
+    impl_->network_latency_measured = std::any_of(comm.constants.begin(), comm.constants.end(),
+                                                  [](const FittedConstant& c) { return c.name == "network_latency_us"; });
     impl_->fitted = std::move(comm.constants);
     impl_->measured = std::move(measured);
 }
@@ -120,7 +142,8 @@ GroupShape NetworkModel::analyse(const GroupPlacement& group, bool with_all_to_a
 Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const GroupShape& g) const {
     const double n = d(g.ranks), m = d(g.domains), per = d(g.per_domain);
     const double B = nvlink_bytes_per_s();
-    const double lat_step = g.domains > 1 ? network_latency() : nvlink_latency();
+    const double network_step = network_latency(g.span);
+    const double lat_step = g.domains > 1 ? network_step : nvlink_latency();
     const double net = g.ring_seconds_per_byte;  // per byte of one ring crossing
     Candidates out;
     // A ring over all members: intra-domain edges on NVLink, domain crossings split over `per`
@@ -134,7 +157,7 @@ Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const Group
         const double intra = g.per_domain > 1 ? per_edge / B : 0.0;
         const double inter = g.domains > 1 ? per_edge / per * net : 0.0;
         const double crossing = g.domains > 1 ? inter_steps : 0.0;
-        return Candidate{Algorithm::Ring, (steps - crossing) * nvlink_latency() + crossing * network_latency(),
+        return Candidate{Algorithm::Ring, (steps - crossing) * nvlink_latency() + crossing * network_step,
                          std::max(intra, inter), false};
     };
     switch (op) {
@@ -148,7 +171,7 @@ Candidates NetworkModel::Impl::candidates(CollectiveOp op, double S, const Group
             }
             if (g.domains > 1) {
                 const double tree_inter = 2 * S / per * net;
-                out.add({Algorithm::Tree, 2 * (std::ceil(std::log2(m)) * network_latency() + (per - 1) * nvlink_latency()),
+                out.add({Algorithm::Tree, 2 * (std::ceil(std::log2(m)) * network_step + (per - 1) * nvlink_latency()),
                                std::max(S / B, tree_inter), false});
             }
             break;

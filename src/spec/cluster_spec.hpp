@@ -26,8 +26,10 @@ struct FabricSpec {
     double leaf_oversubscription = 1.0;   // leaf down : up bandwidth
     std::int64_t pod_gpus = 0;            // 0: one pod spans the cluster
     double pod_oversubscription = 1.0;    // bandwidth between pods is cut N:1
-    double nic_latency_us = 2.0;          // one NIC-to-NIC hop through a leaf, software included
-    double switch_latency_us = 0.6;       // each further switch tier crossed
+    // One NIC-to-NIC hop through a leaf, software included; the defaults are the reference fabric
+    // of the calibration profiles' network step latency (collective/network_model.cpp).
+    double nic_latency_us = 2.0;
+    double switch_latency_us = 0.6;       // each further switch passed above the leaf
 };
 
 struct StorageSpec {
