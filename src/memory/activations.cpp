@@ -120,34 +120,8 @@ double kept_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, st
 }
 }  // namespace
 
-std::vector<BlockMatmul> op_checkpoint_matmuls(const ModelSpec& m, std::int64_t layer) {
-    std::vector<BlockMatmul> mms;
-    const double h = d(m.hidden), heads = d(m.heads);
-    if (m.attention == AttentionKind::MultiLatent) {
-        const auto& a = m.mla;
-        const double qk = heads * d(a.qk_nope_head_dim + a.qk_rope_head_dim);
-        if (a.q_lora_rank > 0) {
-            mms.push_back({h, d(a.q_lora_rank), TpSplit::None});
-            mms.push_back({d(a.q_lora_rank), qk, TpSplit::Column});
-        } else {
-            mms.push_back({h, qk, TpSplit::Column});
-        }
-        mms.push_back({h, d(a.kv_lora_rank + a.qk_rope_head_dim), TpSplit::None});
-        mms.push_back({d(a.kv_lora_rank), heads * d(a.qk_nope_head_dim + a.v_head_dim), TpSplit::Column});
-        mms.push_back({heads * d(a.v_head_dim), h, TpSplit::Row});
-    } else {
-        const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
-        mms.push_back({h, q, TpSplit::Column});
-        mms.push_back({h, kv, TpSplit::Column});
-        mms.push_back({h, kv, TpSplit::Column});
-        mms.push_back({q, h, TpSplit::Row});
-    }
-    if (!m.layer_is_moe(layer)) {
-        const double f = d(m.ffn_hidden);
-        mms.push_back({h, f, TpSplit::Column});
-        if (m.gated_mlp()) mms.push_back({h, f, TpSplit::Column});
-        mms.push_back({f, h, TpSplit::Row});
-    }
+BlockMatmuls op_checkpoint_matmuls(const ModelSpec& m, std::int64_t layer) {
+    BlockMatmuls mms = block_matmuls(m, layer);
     for (std::size_t i = 0; i < mms.size(); ++i) mms[i].saved = i % 2 == 0;
     return mms;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/layer_gemms.hpp"
 #include "spec/runtime_profile.hpp"
 #include "spec/scenario.hpp"
 
@@ -39,21 +40,13 @@ Layout effective_sharding(const Layout& layout, const RuntimeTraits& traits);
 // no allocation a layout).
 const Layout& effective_sharding_scratch(const Layout& layout, const RuntimeTraits& traits);
 
-// A transformer block's matmuls (aten.mm) in the order its forward runs them, as torchtitan's
-// per-op selective checkpointing counts them (SelectiveCheckpoint::Ops): attention's q, k, v
-// and output projections (torchtitan's Attention: wq, wk, wv, then wo; MLA: q or q_a and q_b,
-// wkv_a, wkv_b, wo), then a dense MLP's w1, w3, w2 (FeedForward: w2(silu(w1(x)) * w3(x)); not
-// gated: two). The policy saves the outputs of the 1st, 3rd, ... and recomputes the 2nd, 4th, ...
-// A MoE layer lists its attention only: its experts run as torch._grouped_mm, which the policy
-// does not save, so the MoE block is recomputed whole (its router and shared-expert matmuls,
-// which would continue the count, are taken with it).
-enum class TpSplit { Column, Row, None };  // output split over TP, input split (partial sums out), neither
-struct BlockMatmul {
-    double in = 0, out = 0;  // elements per token of the input and output, before the TP split
-    TpSplit split = TpSplit::Column;
-    bool saved = false;
-};
-std::vector<BlockMatmul> op_checkpoint_matmuls(const ModelSpec& model, std::int64_t layer);
+// A block's matmuls (aten.mm, block_matmuls: torchtitan's modules in forward order) as
+// torchtitan's per-op selective checkpointing counts them (SelectiveCheckpoint::Ops): the policy
+// saves the outputs of the 1st, 3rd, ... and recomputes the 2nd, 4th, ... A MoE layer lists its
+// attention only: its experts run as torch._grouped_mm, which the policy does not save, so the
+// MoE block is recomputed whole (its router and shared-expert matmuls, which would continue the
+// count, are taken with it).
+BlockMatmuls op_checkpoint_matmuls(const ModelSpec& model, std::int64_t layer);
 
 // Bytes one layer keeps on one GPU for one microbatch, under the layout's TP/SP/CP and recompute.
 double layer_activation_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits,

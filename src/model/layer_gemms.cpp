@@ -53,4 +53,36 @@ std::vector<LayerGemm> layer_gemms(const ModelSpec& m, std::int64_t layer, std::
 
 LayerGemm logits_gemm(const ModelSpec& m, std::int64_t T, std::int64_t tp) { return {"logits", T, (m.vocab + tp - 1) / tp, m.hidden}; }
 
+BlockMatmuls block_matmuls(const ModelSpec& m, std::int64_t layer) {
+    BlockMatmuls mms;
+    const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+    const double h = d(m.hidden), heads = d(m.heads);
+    if (m.attention == AttentionKind::MultiLatent) {
+        const auto& a = m.mla;
+        const double qk = heads * d(a.qk_nope_head_dim + a.qk_rope_head_dim);
+        if (a.q_lora_rank > 0) {
+            mms.push_back({h, d(a.q_lora_rank), TpSplit::None});
+            mms.push_back({d(a.q_lora_rank), qk, TpSplit::Column});
+        } else {
+            mms.push_back({h, qk, TpSplit::Column});
+        }
+        mms.push_back({h, d(a.kv_lora_rank + a.qk_rope_head_dim), TpSplit::None});
+        mms.push_back({d(a.kv_lora_rank), heads * d(a.qk_nope_head_dim + a.v_head_dim), TpSplit::Column});
+        mms.push_back({heads * d(a.v_head_dim), h, TpSplit::Row});
+    } else {
+        const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
+        mms.push_back({h, q, TpSplit::Column});
+        mms.push_back({h, kv, TpSplit::Column});
+        mms.push_back({h, kv, TpSplit::Column});
+        mms.push_back({q, h, TpSplit::Row});
+    }
+    if (!m.layer_is_moe(layer)) {
+        const double f = d(m.ffn_hidden);
+        mms.push_back({h, f, TpSplit::Column});
+        if (m.gated_mlp()) mms.push_back({h, f, TpSplit::Column});
+        mms.push_back({f, h, TpSplit::Row});
+    }
+    return mms;
+}
+
 }  // namespace sextant

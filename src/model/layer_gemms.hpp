@@ -2,6 +2,8 @@
 // The GEMMs of one transformer layer on one GPU, as Megatron-style tensor parallelism shards
 // them (QKV and MLP up column-parallel, attention output and MLP down row-parallel, experts
 // split over EP): the shapes a cost model prices and sextant-calibrate --scenario measures.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,5 +27,29 @@ std::vector<LayerGemm> layer_gemms(const ModelSpec& model, std::int64_t layer, s
                                    std::int64_t ep);
 // The output projection (logits) of the last stage.
 LayerGemm logits_gemm(const ModelSpec& model, std::int64_t tokens, std::int64_t tp);
+
+// The same layer's linear projections one at a time, in forward order, as an autograd policy that
+// counts matmuls sees them (torchtitan's modules: wq, wk, wv, then wo; MLA: q or q_a and q_b,
+// wkv_a, wkv_b, wo; then a dense MLP's w1, w3, w2, or w1, w2 ungated), where layer_gemms fuses
+// QKV and gate/up. A MoE layer lists its attention only (its experts run as grouped GEMMs).
+enum class TpSplit { Column, Row, None };  // output split over TP, input split (partial sums out), neither
+struct BlockMatmul {
+    double in = 0, out = 0;  // elements per token of the input and output, before the TP split
+    TpSplit split = TpSplit::Column;
+    bool saved = false;      // set by a checkpointing policy (memory/activations, op_checkpoint_matmuls)
+};
+// At most eight (MLA with a q LoRA, five, then a gated MLP, three), held in place: the memory
+// screen reads them for every layer of every layout it checks.
+struct BlockMatmuls {
+    std::array<BlockMatmul, 8> items{};
+    std::size_t count = 0;
+    void push_back(const BlockMatmul& m) { items[count++] = m; }
+    std::size_t size() const { return count; }
+    BlockMatmul& operator[](std::size_t i) { return items[i]; }
+    const BlockMatmul& operator[](std::size_t i) const { return items[i]; }
+    const BlockMatmul* begin() const { return items.data(); }
+    const BlockMatmul* end() const { return items.data() + count; }
+};
+BlockMatmuls block_matmuls(const ModelSpec& model, std::int64_t layer);
 
 }  // namespace sextant
