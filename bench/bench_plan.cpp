@@ -114,9 +114,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-    std::printf("load average at start: ");
-    std::fflush(stdout);
-    if (std::system("cut -d' ' -f1-3 /proc/loadavg") != 0) std::printf("?\n");
+    bench::print_load("load average at start");
     // On a shared machine the wall-clock of one run says more about the neighbours than about
     // the code: alternate 1 and 2 threads and compare the best of each.
     {

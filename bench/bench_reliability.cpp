@@ -10,7 +10,6 @@
 // per interval, 10,000 by default): one process per thread count, for paired timings and for
 // `valgrind --tool=callgrind` (the load-free measure).
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -29,13 +28,6 @@ using namespace sextant::reliability;
 
 namespace {
 using bench::cpu_seconds;
-
-void print_load() {
-    std::fflush(stdout);
-    std::printf("load average before the studies: ");
-    std::fflush(stdout);
-    if (std::system("cut -d' ' -f1-3 /proc/loadavg") != 0) std::printf("?\n");
-}
 
 // `whatif checkpoint` on the scenario's whole token budget, 10,000 trials per interval; returns
 // its wall-clock seconds. `one_thread`: the one-thread wall time to compare with, 0 if none.
@@ -64,7 +56,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "usage: bench_reliability [THREADS [TRIALS]]\n");
             return 2;
         }
-        print_load();
+        bench::print_load("load average before the studies");
         checkpoint_study(make_run_setup(scenario).model, trials, static_cast<unsigned>(threads), 0);
         return 0;
     }
@@ -89,7 +81,7 @@ int main(int argc, char** argv) {
     fmt::print("  interruptions per 54 wall-clock days: {:.0f} (Llama 3 paper: 466 = 419 unexpected + 47 planned)\n",
                interruptions / wall_days * 54.0);
     const RunSetup whole = make_run_setup(scenario);
-    print_load();
+    bench::print_load("load average before the studies");
     const double one_thread = checkpoint_study(whole.model, trials, 1, 0);
     checkpoint_study(whole.model, trials, 2, one_thread);
     return 0;

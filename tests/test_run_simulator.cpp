@@ -325,10 +325,10 @@ TEST_CASE("A sweep runs each trial on every model from draws made once: each mod
     models.back().checkpoint = {1800, 2, true, 600};
 
     std::vector<RunSummary> alone;
-    for (const RunModel& m : models) alone.push_back(simulate_runs(m, 120, 9));
+    for (const RunModel& m : models) alone.push_back(simulate_runs(m, 200, 9));
     CHECK(alone[1].causes[0].events != alone[2].causes[0].events);  // the runs differ: different draws read
     for (unsigned threads : {1u, 3u}) {
-        const std::vector<RunSummary> swept = simulate_sweep(models, 120, 9, threads);
+        const std::vector<RunSummary> swept = simulate_sweep(models, 200, 9, threads);
         REQUIRE(swept.size() == models.size());
         for (std::size_t i = 0; i < models.size(); ++i) {
             INFO(threads, " threads, model ", i);

@@ -13,12 +13,6 @@ namespace {
 double d(std::int64_t v) { return static_cast<double>(v); }
 }  // namespace
 
-std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layout& l) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
-    stage_layer_ranges(l, ranges);
-    return ranges;
-}
-
 void stage_layer_ranges(const Layout& l, std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) {
     ranges.clear();
     std::int64_t first = 0;

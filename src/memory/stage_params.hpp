@@ -16,9 +16,7 @@ struct StageParams {
     double total() const { return dense + expert; }
 };
 
-// The global layer indices of each stage, in order.
-std::vector<std::pair<std::int64_t, std::int64_t>> stage_layer_ranges(const Layout& layout);
-// The same into `out` (its capacity reused).
+// The global layer indices of each stage, in order, into `out` (its capacity reused).
 void stage_layer_ranges(const Layout& layout, std::vector<std::pair<std::int64_t, std::int64_t>>& out);
 
 // Parameters of one layer on one GPU (the same split as stage_params). A layer's count depends

@@ -14,7 +14,8 @@
 namespace sextant::reliability {
 
 // Trials per point, their seed, the threads they are split across (the answer does not depend
-// on it), and a callback after each point (done, total) for a progress line.
+// on it), and a callback (done, total) for a progress line as points finish: a sweep's points run
+// together, so they finish at once.
 struct TrialOptions {
     std::int64_t trials = 1000;
     std::uint64_t seed = 1;
