@@ -98,7 +98,7 @@ void finish_result(const StepContext& ctx, const Layout& l, StepResult& r) {
     r.tokens_per_s = s.training.tokens_per_step() / r.step_time_s;
     const double peak = d(s.cluster.gpus) * s.cluster.gpu.peak_tflops(s.training.precision.operands) * 1e12 * r.step_time_s;
     r.mfu = ctx.model_flops() / peak;
-    r.hfu = hardware_flops_per_step(s, l, ctx.model_flops(), ctx.runtime()) / peak;
+    r.hfu = ctx.hardware_flops(l.recompute) / peak;
 }
 
 }  // namespace sextant

@@ -70,6 +70,11 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       id_(next_context_id()) {
     if (scenario.layout.schedule) check_schedule_shipped(runtime_, *scenario.layout.schedule, "/layout/schedule");
     if (scenario.layout.recompute_modules) check_recompute_modules(runtime_, *scenario.layout.recompute_modules, "/layout/recompute_modules");
+    for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+        Layout l;
+        l.recompute = recompute;
+        hardware_flops_[static_cast<std::size_t>(recompute)] = hardware_flops_per_step(scenario, l, model_flops_, runtime_);
+    }
 }
 
 StepContext StepContext::with_factors(const ProfileFactors& factors) const {
@@ -83,6 +88,7 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     c.degraded_ = degraded_;
     c.cache_ = cache_;
     c.model_flops_ = model_flops_;
+    c.hardware_flops_ = hardware_flops_;
     c.id_ = next_context_id();  // other factors, other costs
     return c;
 }

@@ -3,6 +3,7 @@
 // the network model over the cluster graph, stragglers and degraded links, and a cache of group
 // shapes per layout (routing groups over the graph is the expensive part). Thread-safe; no lock is
 // held while a shape is analysed.
+#include <array>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -33,6 +34,9 @@ public:
     CostContext costs() const { return {scenario_, profile_, runtime_, *network_}; }
     // Model FLOPs of one step: the same for every layout, so counted once.
     double model_flops() const { return model_flops_; }
+    // Hardware FLOPs of one step: they depend on a layout only through its recompute (and on the
+    // runtime's meaning of it), so counted once for each (hardware_flops_per_step).
+    double hardware_flops(Recompute recompute) const { return hardware_flops_[static_cast<std::size_t>(recompute)]; }
     // Unique to this context's scenario and profile (copies share it): what keys per-thread
     // caches of costs, which outlive any one context.
     std::uint64_t id() const { return id_; }
@@ -58,6 +62,7 @@ private:
     std::vector<DegradedLink> degraded_;
     std::shared_ptr<GroupCache> cache_;
     double model_flops_ = 0;
+    std::array<double, 3> hardware_flops_{};  // by Recompute: none, selective, full
     std::uint64_t id_ = 0;
 };
 
