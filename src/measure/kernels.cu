@@ -4,6 +4,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <stdexcept>
+
 #include "cuda_check.hpp"
 
 namespace sextant::measure {
@@ -38,27 +40,65 @@ __global__ void fill_value_kernel(float* data, std::size_t count, float value) {
         data[i] = value;
 }
 
-__global__ void rmsnorm_kernel(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, std::size_t cols) {
-    const __nv_bfloat16* row = x + blockIdx.x * cols;
-    __nv_bfloat16* out = y + blockIdx.x * cols;
+// RMSNorm as the frameworks' fused kernels run it (Transformer Engine, Apex, PyTorch's fused
+// rms_norm): one row per block, 16-byte loads, the row held in registers so that x is read once
+// and y written once, which are the bytes the profile counts. A scalar two-pass version of this
+// kernel reached 1.29 TB/s on an H200 whose copy ran at 4.26 (2026-11-27): the profile describes
+// what training kernels achieve, so it must not be bound by its own proxy's loads.
+constexpr int kNormThreads = 256;
+constexpr int kNormChunks = 8;  // 16-byte chunks per thread: rows up to 256 x 8 x 8 = 16,384 columns
+
+__device__ float sum_of_squares(const uint4& chunk) {
+    const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&chunk);
     float sum = 0;
-    for (std::size_t c = threadIdx.x; c < cols; c += blockDim.x) {
-        const float v = __bfloat162float(row[c]);
-        sum += v * v;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const float2 f = __bfloat1622float2(pairs[j]);
+        sum += f.x * f.x + f.y * f.y;
     }
-    __shared__ float partial[32];
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    return sum;
+}
+
+__device__ uint4 scaled(const uint4& chunk, const uint4& weight, float scale) {
+    uint4 out;
+    const auto* x = reinterpret_cast<const __nv_bfloat162*>(&chunk);
+    const auto* w = reinterpret_cast<const __nv_bfloat162*>(&weight);
+    auto* y = reinterpret_cast<__nv_bfloat162*>(&out);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const float2 a = __bfloat1622float2(x[j]), b = __bfloat1622float2(w[j]);
+        y[j] = __floats2bfloat162_rn(a.x * scale * b.x, a.y * scale * b.y);
+    }
+    return out;
+}
+
+__global__ void __launch_bounds__(kNormThreads) rmsnorm_kernel(const uint4* x, const uint4* w, uint4* y, unsigned chunks,
+                                                               unsigned cols) {
+    const uint4* row = x + std::size_t(blockIdx.x) * chunks;
+    uint4* out = y + std::size_t(blockIdx.x) * chunks;
+    uint4 held[kNormChunks];
+    float sum = 0;
+#pragma unroll
+    for (int i = 0; i < kNormChunks; ++i) {
+        const unsigned c = threadIdx.x + unsigned(i) * kNormThreads;
+        if (c < chunks) {
+            held[i] = row[c];
+            sum += sum_of_squares(held[i]);
+        }
+    }
+    __shared__ float partial[kNormThreads / 32];
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
     if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
     __syncthreads();
-    if (threadIdx.x < 32) {
-        float s = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
-        for (int offset = 16; offset > 0; offset /= 2) s += __shfl_down_sync(0xffffffffu, s, offset);
-        if (threadIdx.x == 0) partial[0] = s;
+    float total = 0;
+#pragma unroll
+    for (int i = 0; i < kNormThreads / 32; ++i) total += partial[i];
+    const float scale = rsqrtf(total / static_cast<float>(cols) + 1e-6f);
+#pragma unroll
+    for (int i = 0; i < kNormChunks; ++i) {
+        const unsigned c = threadIdx.x + unsigned(i) * kNormThreads;
+        if (c < chunks) out[c] = scaled(held[i], w[c], scale);
     }
-    __syncthreads();
-    const float scale = rsqrtf(partial[0] / static_cast<float>(cols) + 1e-6f);
-    for (std::size_t c = threadIdx.x; c < cols; c += blockDim.x)
-        out[c] = __float2bfloat16(__bfloat162float(row[c]) * scale * __bfloat162float(w[c]));
 }
 
 template <typename T>
@@ -98,8 +138,12 @@ void fill_float(void* data, std::size_t count, float value, cudaStream_t stream)
 }
 
 void rmsnorm_proxy(const void* x, const void* w, void* y, std::size_t rows, std::size_t cols, cudaStream_t stream) {
-    rmsnorm_kernel<<<static_cast<unsigned>(rows), 1024, 0, stream>>>(
-        static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(w), static_cast<__nv_bfloat16*>(y), cols);
+    constexpr std::size_t kPerChunk = 8;  // bf16 values in 16 bytes
+    if (cols % kPerChunk != 0 || cols > kPerChunk * kNormChunks * kNormThreads)
+        throw std::invalid_argument("rmsnorm_proxy: columns must be a multiple of 8 and at most 16384");
+    rmsnorm_kernel<<<static_cast<unsigned>(rows), kNormThreads, 0, stream>>>(
+        static_cast<const uint4*>(x), static_cast<const uint4*>(w), static_cast<uint4*>(y),
+        static_cast<unsigned>(cols / kPerChunk), static_cast<unsigned>(cols));
     SEXTANT_CHECK(cudaGetLastError());
 }
 

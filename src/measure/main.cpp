@@ -145,13 +145,15 @@ json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan
         doc["gemm"][shape.recipe].push_back(
             {{"m", shape.m}, {"n", shape.n}, {"k", shape.k}, {"tflops", r.tflops}, {"source", "sextant-calibrate, " + shape.origin}});
     }
+    // The largest buffer is the profile's: it describes streaming kernels, not cache-resident
+    // ones. Taking the fastest size instead took 16 MiB on an H200 (copy 4.96 TB/s with the
+    // operands in its 60 MB L2, against 4.29 at 4 GiB; 2026-11-27).
     MemoryResult best{0, 0, 0};
     for (std::size_t bytes : plan.memory_bytes) {
         const MemoryResult r = measure_memory(bytes, plan.warmup, plan.reps);
         std::printf("memory %zu B: copy %.3f TB/s, rmsnorm proxy %.3f TB/s\n", r.bytes, r.copy_tbps, r.elementwise_tbps);
-        if (r.copy_tbps > best.copy_tbps) best = r;
+        if (r.bytes >= best.bytes) best = r;
     }
-    // Large buffers only: the profile describes streaming kernels, not cache-resident ones.
     doc["memory"] = {{"copy_tbps", best.copy_tbps}, {"elementwise_tbps", best.elementwise_tbps},
                      {"source", "sextant-calibrate, device-to-device copy and RMSNorm proxy at " + std::to_string(best.bytes) + " B"}};
     doc["collectives"] = json::array();
