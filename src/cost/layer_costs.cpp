@@ -498,15 +498,11 @@ PhaseCost output_cost(const CostContext& ctx, const Layout& l, bool backward) {
     const ModelSpec& m = ctx.scenario.model;
     PhaseCost f, b;
     k.linear(f, b, x.T, d(m.vocab) / x.tp, d(m.hidden));
-    // A fused cross entropy (Transformer Engine's, Megatron's --cross-entropy-loss-fusion) reads
-    // the logits once and writes their gradient in place (2 + 2 B forward), which the backward
-    // scales (4 B). Unfused, Megatron's vocab-parallel cross entropy runs one kernel per step: per logit the
-    // bf16 -> fp32 cast (2 + 4 B), max (4), subtract (8), exp (8), sum (4) and divide (8)
-    // forward; scaling by the loss gradient (8) and the cast back (4 + 2) backward.
+    // The loss kernel's traffic per local logit (spec/runtime_profile.cpp, cross_entropy_bytes).
     const double logits = x.T * d(m.vocab) / x.tp;
-    const bool fused = ctx.runtime.fused_cross_entropy;
-    f.memory += k.unfused((fused ? 4 : 38) * logits) + k.memory(4 * x.norm_T * d(m.hidden));
-    b.memory += k.unfused((fused ? 4 : 14) * logits);
+    const CrossEntropyBytes loss = cross_entropy_bytes(ctx.runtime.cross_entropy);
+    f.memory += k.unfused(loss.forward_traffic * logits) + k.memory(4 * x.norm_T * d(m.hidden));
+    b.memory += k.unfused(loss.backward_traffic * logits);
     return backward ? b : f;
 }
 

@@ -134,6 +134,7 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     t.least_pp_warmup = runtime.least_pp_warmup;
     t.selective = runtime.selective_checkpoint;
     t.selective_interval = runtime.selective_checkpoint_interval;
+    t.cross_entropy = runtime.cross_entropy;
     t.grad_dtype = gradient_dtype(s.training, runtime);
     t.zero3 = runtime.zero3;
     // Transformer Engine saves a quantised recipe's GEMM inputs for the weight gradient in the

@@ -21,6 +21,7 @@ struct RuntimeTraits {
     bool least_pp_warmup = false;    // the runtime's interleaved warm-up is the least (RuntimeProfile)
     SelectiveCheckpoint selective = SelectiveCheckpoint::Modules;  // what "selective" keeps (RuntimeProfile)
     std::int64_t selective_interval = 2;
+    CrossEntropyKernel cross_entropy = CrossEntropyKernel::VocabParallel;  // the loss's transients (RuntimeProfile)
 };
 
 // From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and

@@ -42,8 +42,8 @@ double temporary_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& 
     const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);
     double largest = 0;
     if (stage_holds_output(l, stage)) {
-        // Logits of the vocab-parallel output layer in fp32 for the loss, and their gradient.
-        largest = std::max(largest, 2.0 * 4.0 * tokens * d(s.model.vocab) / d(l.tp));
+        // The loss kernel's fp32 transients over the vocab-parallel logits (cross_entropy_bytes).
+        largest = std::max(largest, cross_entropy_bytes(traits.cross_entropy).peak * tokens * d(s.model.vocab) / d(l.tp));
     }
     // A layer recomputed whole, or all but its saved ops (torchtitan's per-op policy), rebuilds
     // its working set in the backward.

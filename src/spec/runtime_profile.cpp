@@ -63,8 +63,10 @@ constexpr FieldDef kRuntimeFields[] = {
     {"selective_checkpoint_interval", FieldType::Integer,
      "with selective_checkpoint \"layers\": every this-many-th transformer block is checkpointed whole (torchtitan selective_ac_option N)", "",
      default_integer(2), 1, 1 << 20, "", bind<&RuntimeProfile::selective_checkpoint_interval>()},
-    {"fused_cross_entropy", FieldType::Boolean, "vocab-parallel cross entropy fused into one kernel (--cross-entropy-loss-fusion, TE's)", "",
-     default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::fused_cross_entropy>()},
+    {"cross_entropy", FieldType::String,
+     "loss kernel: Megatron's vocab-parallel cross entropy (one fp32 kernel per step), a fused one (TE's, --cross-entropy-loss-fusion), "
+     "or PyTorch's F.cross_entropy on pred.float() (torchtitan): its memory traffic and its fp32 transients",
+     "", default_string("vocab-parallel"), -kAny, kAny, "vocab-parallel|fused|pytorch", bind<&RuntimeProfile::cross_entropy>()},
     {"least_pp_warmup", FieldType::Boolean,
      "interleaved warm-up at its least, (vp-1) pp + pp - 1 chunks, where the layout leaves pp_warmup open (Llama 3's tunable schedule)", "",
      default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::least_pp_warmup>()},
@@ -203,6 +205,28 @@ void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules
     throw InputError(path, recompute_modules_text(modules),
                      "names Megatron's recompute modules, but " + runtime.name + "'s selective recompute is its own (selective_checkpoint \"" +
                          std::string(name_of(runtime.selective_checkpoint)) + "\"): leave recompute_modules out");
+}
+
+CrossEntropyBytes cross_entropy_bytes(CrossEntropyKernel kernel) {
+    switch (kernel) {
+        // Megatron-Core's _VocabParallelCrossEntropy, one kernel per step: per logit the bf16 ->
+        // fp32 cast (2 + 4 B), max (4), subtract (8), exp (8), sum (4) and divide (8) forward;
+        // scaling by the loss gradient (8) and the cast back (4 + 2) backward. It works in place
+        // on the fp32 logits, which it keeps for the backward: those and their gradient at most.
+        case CrossEntropyKernel::VocabParallel: return {38, 14, 8};
+        // Fused (Transformer Engine's, --cross-entropy-loss-fusion): the logits read once and
+        // their gradient written in place (2 + 2 B) forward, scaled backward (4); held as above.
+        case CrossEntropyKernel::Fused: return {4, 4, 8};
+        // torchtitan's loss, F.cross_entropy(pred.flatten(0, 1).float(), labels) (torchtitan
+        // train.py, 2024-2025; `del pred` before backward): the fp32 copy (2 + 4 B), log_softmax
+        // in PyTorch's kernel for rows this long, a max pass, a sum pass and a write pass (4 + 4
+        // + 4 + 4), saved for the backward; backward, nll_loss's dense fp32 gradient (4), then
+        // log_softmax's backward, a sum pass and a write pass over it and the saved output (4 +
+        // 4 + 4 + 4), then the cast back (4 + 2). Its peak is that backward's: the saved output,
+        // the incoming gradient and the new one, 12 B in fp32 per logit.
+        case CrossEntropyKernel::PyTorch: return {22, 26, 12};
+    }
+    return {38, 14, 8};
 }
 
 Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime) {

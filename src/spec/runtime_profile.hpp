@@ -2,8 +2,8 @@
 // What a training framework generation does at run time, beyond the hardware: which attention
 // kernel, how much it fuses memory-bound ops, which communication it overlaps, and its fixed
 // overheads. One profile per framework generation (calibration/runtime/<name>.json), never per run.
-#include <span>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +85,21 @@ struct FrameworkFeatures {
     bool recompute_modules = true;
 };
 
+// The loss kernel over the (vocabulary-parallel) logits: Megatron's vocab-parallel autograd
+// function, one kernel per step in fp32; a fused kernel (Transformer Engine's, Megatron's
+// --cross-entropy-loss-fusion); or PyTorch's F.cross_entropy on pred.float() (torchtitan's loss).
+enum class CrossEntropyKernel { VocabParallel, Fused, PyTorch };
+inline constexpr std::string_view kCrossEntropyKernelNames[] = {"vocab-parallel", "fused", "pytorch"};
+constexpr std::span<const std::string_view> enum_names(CrossEntropyKernel) { return kCrossEntropyKernelNames; }
+
+// What a loss kernel moves and holds, in bytes per (local) logit.
+struct CrossEntropyBytes {
+    double forward_traffic;   // HBM bytes read + written in the forward
+    double backward_traffic;  // the same, backward
+    double peak;              // the largest live transient beside the stored activations
+};
+CrossEntropyBytes cross_entropy_bytes(CrossEntropyKernel kernel);
+
 struct RuntimeProfile {
     std::string name;
     // The attention kernel it runs (AttentionKernel): unfused GEMMs and softmax, or a fused flash
@@ -124,7 +139,7 @@ struct RuntimeProfile {
     // Megatron's module list, torchtitan's per-op policy, or every interval-th block whole.
     SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::Modules;
     std::int64_t selective_checkpoint_interval = 2;
-    bool fused_cross_entropy = false;    // the loss in one fused kernel (TE / Megatron cross-entropy fusion)
+    CrossEntropyKernel cross_entropy = CrossEntropyKernel::VocabParallel;
     // Where a layout leaves layout.pp_warmup open, the interleaved schedule warms up the least,
     // (vp-1) pp + pp - 1 chunks (1F1B's memory), not Megatron's 2(pp-1) + (vp-1) pp: Llama 3's
     // schedule tunes it (Dubey et al. 2024, section 3.3.2).
