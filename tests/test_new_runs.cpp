@@ -39,6 +39,17 @@ Scenario scenario(const char* model, json layout, std::int64_t gpus, std::int64_
                 {"layout", std::move(layout)}};
     return parse_scenario(doc, data_dir());
 }
+// The first layer's forward and backward attention time under a runtime that runs
+// `runtime_kernel` at compute_efficiency 1.2.
+std::pair<double, double> attention_times(const Scenario& s, const CalibrationProfile& profile, const char* runtime_kernel) {
+    const StepContext ctx(s, profile);
+    const RuntimeProfile runtime =
+        parse_runtime_profile({{"attention_kernel", runtime_kernel}, {"compute_efficiency", 1.2}}, "x", "/calibration/runtime/x");
+    const CostContext costs{s, profile, runtime, ctx.network()};
+    const Layout l = resolve_layout(s, s.layout);
+    const LayerCost c = layer_cost(costs, l, ctx.groups(l), 0);
+    return {c.forward.attention, c.backward.attention};
+}
 }  // namespace
 
 TEST_CASE("MLA: a DeepSeek-V3 layer's forward GEMMs are its projections' and MLP's FLOPs at the profile's rate") {
@@ -179,14 +190,7 @@ TEST_CASE("attention runs at the profile's rate for the kernel the profile measu
         json doc = flat_profile();
         doc["attention_kernel"] = profile_kernel;
         doc["factors"] = {{"compute", 0.8}};
-        const CalibrationProfile profile = CalibrationProfile::from_json(doc, "/calibration", s.cluster.gpu);
-        const StepContext ctx(s, profile);
-        const RuntimeProfile runtime =
-            parse_runtime_profile({{"attention_kernel", runtime_kernel}, {"compute_efficiency", 1.2}}, "x", "/calibration/runtime/x");
-        const CostContext costs{s, profile, runtime, ctx.network()};
-        const Layout l = resolve_layout(s, s.layout);
-        const LayerCost c = layer_cost(costs, l, ctx.groups(l), 0);
-        return std::pair{c.forward.attention, c.backward.attention};
+        return attention_times(s, CalibrationProfile::from_json(doc, "/calibration", s.cluster.gpu), runtime_kernel);
     };
     // The kernel the points measured: FLOPs / the profile's rate, neither multiplier.
     const auto [f, b] = attention("cudnn-fused", "cudnn-fused");
@@ -202,6 +206,41 @@ TEST_CASE("attention runs at the profile's rate for the kernel the profile measu
         CHECK(bo == doctest::Approx(2.5 * flops / (300e12 * 0.8 * 1.2)).epsilon(1e-12));
     }
     CHECK(attention("flash-attention-2", "flash-attention-2").first == doctest::Approx(flops / 400e12).epsilon(1e-12));
+}
+
+TEST_CASE("a profile's points marked with another kernel are that kernel's: FlashAttention-2 beside cuDNN") {
+    // cuDNN points at 400/300 TFLOP/s (the profile's kernel) and FlashAttention-2 points at
+    // 250/200 marked "kernel": a runtime running either reads its own at their rates, without
+    // the compute factor (0.8) or the runtime's efficiency (1.2); the profile's own rate and
+    // its factor are untouched by the other kernel's points.
+    const Scenario s = scenario("llama3-8b", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}}, 8);
+    const double flops = 2.0 * 4096 * 32 * (128 + 128) * 4096 / 2;
+    json doc = flat_profile();
+    doc["attention_kernel"] = "cudnn-fused";
+    doc["attention"].push_back({{"seq", 4096}, {"head_dim", 128}, {"fwd_tflops", 250}, {"bwd_tflops", 200}, {"kernel", "flash-attention-2"}});
+    doc["factors"] = {{"compute", 0.8}};
+    const CalibrationProfile profile = CalibrationProfile::from_json(doc, "/calibration", s.cluster.gpu);
+    CHECK(profile.measures_attention(AttentionKernel::FlashAttention2));
+    CHECK(profile.measures_attention(AttentionKernel::CudnnFused));
+    CHECK_FALSE(profile.measures_attention(AttentionKernel::Fused));
+    CHECK(profile.attention_tflops(Precision::Bf16, 4096, 128, true, false) == doctest::Approx(400.0 * 0.8));
+    const auto attention = [&](const char* runtime_kernel) { return attention_times(s, profile, runtime_kernel); };
+    CHECK(attention("flash-attention-2").first == doctest::Approx(flops / 250e12).epsilon(1e-12));
+    CHECK(attention("flash-attention-2").second == doctest::Approx(2.5 * flops / 200e12).epsilon(1e-12));
+    CHECK(attention("cudnn-fused").first == doctest::Approx(flops / 400e12).epsilon(1e-12));
+    // A kernel without points of its own reads the profile's kernel through both multipliers.
+    CHECK(attention("fused").first == doctest::Approx(flops / (400e12 * 0.8 * 1.2)).epsilon(1e-12));
+
+    // Points of other kernels only: the profile's own kernel has none to stand on.
+    json only_other = flat_profile();
+    only_other["attention_kernel"] = "cudnn-fused";
+    only_other["attention"][0]["kernel"] = "flash-attention-2";
+    CHECK_THROWS_WITH_AS(CalibrationProfile::from_json(only_other, "/calibration", s.cluster.gpu),
+                         doctest::Contains("/calibration/attention"), InputError);
+    json unknown = flat_profile();
+    unknown["attention"][0]["kernel"] = "flash-attention-9";
+    CHECK_THROWS_WITH_AS(CalibrationProfile::from_json(unknown, "/calibration", s.cluster.gpu),
+                         doctest::Contains("/calibration/attention/0/kernel"), InputError);
 }
 
 TEST_CASE("the shipped profiles and runtimes name their attention kernels: H100 cuDNN at the FlashAttention-3 paper's figure") {

@@ -84,15 +84,16 @@ public:
     // Norms, activations and residuals: the runtime's fusion scales the bytes they move.
     double memory(double bytes) const { return unfused(bytes * ctx_.runtime.memory_traffic_factor); }
     double unfused(double bytes) const { return bytes / (ctx_.profile.memory_tbps() * efficiency() * 1e12); }
-    // A fused attention kernel. Where the runtime runs the kernel the profile's attention points
-    // measured, it sustains their rates: the GPU's fitted compute factor and the runtime's
+    // A fused attention kernel. Where the profile holds points of the kernel the runtime runs,
+    // it sustains their rates: the GPU's fitted compute factor and the runtime's
     // compute_efficiency stand for what a training step loses against microbenchmarks (launch
     // gaps between short kernels, kernels the model does not list), not for one kernel that runs
-    // for milliseconds at the rate measured. Any other kernel is read through both, as before
-    // runtimes named their kernel.
+    // for milliseconds at the rate measured. A kernel the profile has no points of is read from
+    // the profile's own kernel's points through both, as before runtimes named their kernel.
     double flash(double flops, std::int64_t seq, std::int64_t head_dim, bool backward, bool causal = true) const {
-        if (ctx_.runtime.attention_kernel == ctx_.profile.attention_kernel() && ctx_.runtime.attention_kernel != AttentionKernel::Fused)
-            return flops / (ctx_.profile.measured_attention_tflops(precision_, seq, head_dim, causal, backward) * 1e12);
+        const AttentionKernel kernel = ctx_.runtime.attention_kernel;
+        if (ctx_.profile.measures_attention(kernel))
+            return flops / (ctx_.profile.measured_attention_tflops(kernel, precision_, {seq, head_dim, head_dim, 1, causal, backward}) * 1e12);
         return flops / (ctx_.profile.attention_tflops(precision_, seq, head_dim, causal, backward) * efficiency() * 1e12);
     }
     double collective(CollectiveOp op, double bytes, const GroupShape& g) const {

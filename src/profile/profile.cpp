@@ -47,6 +47,9 @@ constexpr FieldDef kAttentionFields[] = {
     {"causal", FieldType::Boolean, "causal mask", "", "true"},
     {"fwd_tflops", FieldType::Number, "forward throughput", "TFLOP/s", "", 0.001},
     {"bwd_tflops", FieldType::Number, "backward throughput", "TFLOP/s", "", 0.001},
+    {"kernel", FieldType::String,
+     "the kernel this point measured, where it is not the profile's attention_kernel (a runtime running it reads these points)", "",
+     "attention_kernel", -1e300, 1e300, "fused|flash-attention-2|cudnn-fused"},
     {"source", FieldType::String, "where the point comes from"},
 };
 constexpr FieldDef kMemoryFields[] = {
@@ -119,7 +122,9 @@ double idw(const Points& points, Distance distance, Value value) {
 struct CalibrationProfile::Data {
     GpuSpec gpu;
     std::map<std::string, std::vector<GemmPoint>, std::less<>> gemm;  // by table name
-    std::vector<AttentionPoint> attention;
+    // Attention points by the kernel they measured (AttentionKernel's order); the profile's own
+    // kernel (attention_kernel) has at least one, others may.
+    std::array<std::vector<AttentionPoint>, std::size(kAttentionKernelNames)> attention;
     AttentionKernel attention_kernel = AttentionKernel::Fused;
     double memory_tbps = 0;
     CommCalibration comm;
@@ -197,6 +202,8 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         data->gemm[it.key()] = parse_gemm_points(it.value(), gp, gpu.peak_tflops(table->tensor_cores) * table->peak_scale);
     }
 
+    // The table's choices refuse "unfused" and misspellings: points of a flash kernel, named or not.
+    if (const auto kernel = r.string("attention_kernel")) data->attention_kernel = enum_from_name<AttentionKernel>(*kernel).value();
     const json* attention = r.raw("attention");
     if (!attention || attention->empty()) throw InputError(r.path_of("attention"), "", "is required: flash attention points");
     const double peak16 = gpu.bf16_tflops;
@@ -210,13 +217,15 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         if (heads && *heads % *kv_heads != 0)
             throw InputError(a.path_of("kv_heads"), std::to_string(*kv_heads), "must divide heads (" + std::to_string(*heads) + ")");
         const double group = heads ? static_cast<double>(*heads / *kv_heads) : 1.0;
-        data->attention.push_back({log2d(a.require_integer("seq")), 0.5 * (qk + v), qk - v, std::log2(group),
-                                   a.require_number("fwd_tflops") / peak16, a.require_number("bwd_tflops") / peak16,
-                                   a.boolean("causal").value_or(true)});
+        const auto named = a.string("kernel");
+        const AttentionKernel kernel = named ? enum_from_name<AttentionKernel>(*named).value() : data->attention_kernel;
+        data->attention[static_cast<std::size_t>(kernel)].push_back(
+            {log2d(a.require_integer("seq")), 0.5 * (qk + v), qk - v, std::log2(group), a.require_number("fwd_tflops") / peak16,
+             a.require_number("bwd_tflops") / peak16, a.boolean("causal").value_or(true)});
     }
-
-    // The table's choices refuse "unfused" and misspellings: points of a flash kernel, named or not.
-    if (const auto kernel = r.string("attention_kernel")) data->attention_kernel = enum_from_name<AttentionKernel>(*kernel).value();
+    if (data->attention[static_cast<std::size_t>(data->attention_kernel)].empty())
+        throw InputError(r.path_of("attention"), "", "needs points of the profile's attention_kernel (" +
+                                                         std::string(name_of(data->attention_kernel)) + "): points of other kernels only");
 
     const json* memory = r.raw("memory");
     if (!memory) throw InputError(r.path_of("memory"), "", "is required: {copy_tbps}");
@@ -314,20 +323,29 @@ double CalibrationProfile::measured_attention_tflops(Precision p, std::int64_t s
     return measured_attention_tflops(p, {seq, head_dim, head_dim, 1, causal, backward});
 }
 
-double CalibrationProfile::measured_attention_tflops(Precision, const AttentionQuery& q) const {
+double CalibrationProfile::measured_attention_tflops(Precision p, const AttentionQuery& q) const {
+    return measured_attention_tflops(data_->attention_kernel, p, q);
+}
+
+bool CalibrationProfile::measures_attention(AttentionKernel kernel) const {
+    return kernel != AttentionKernel::Fused && !data_->attention[static_cast<std::size_t>(kernel)].empty();
+}
+
+double CalibrationProfile::measured_attention_tflops(AttentionKernel kernel, Precision, const AttentionQuery& q) const {
     const Data& d = *data_;
+    const std::vector<AttentionPoint>& points = d.attention[static_cast<std::size_t>(kernel)];
     // A flash kernel's throughput levels off with the sequence (FlashAttention-2 and -3 papers'
     // figures: flat from 4k-8k to 16k, the longest they measure): past the profile's longest
     // measured sequence the kernel runs at that length's rate, where a weighted mean of the
     // table would drift toward its short-sequence points.
     double longest = 0;
-    for (const AttentionPoint& a : d.attention) longest = std::max(longest, a.lseq);
-    const double ls = d.attention.empty() ? log2d(q.seq) : std::min(log2d(q.seq), longest);
+    for (const AttentionPoint& a : points) longest = std::max(longest, a.lseq);
+    const double ls = points.empty() ? log2d(q.seq) : std::min(log2d(q.seq), longest);
     const double hd = 0.5 * double(q.head_dim + q.head_dim_v), split = double(q.head_dim - q.head_dim_v);
     const double lgroup = std::log2(static_cast<double>(std::max<std::int64_t>(q.group, 1)));
-    const bool any_same_mask = std::any_of(d.attention.begin(), d.attention.end(), [&](const AttentionPoint& a) { return a.causal == q.causal; });
+    const bool any_same_mask = std::any_of(points.begin(), points.end(), [&](const AttentionPoint& a) { return a.causal == q.causal; });
     const double efficiency = idw(
-        d.attention,
+        points,
         [&](const AttentionPoint& a) {
             const double mask = (any_same_mask && a.causal != q.causal) ? 100.0 : 0.0;
             const double dh = (a.head_dim - hd) / 64.0, ds = (a.head_dim_split - split) / 64.0, dg = a.lgroup - lgroup;

@@ -60,7 +60,12 @@ public:
     // the points measured (attention_kernel()) sustains where it runs.
     double measured_attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal, bool backward) const;
     double measured_attention_tflops(Precision p, const AttentionQuery& query) const;
+    // The profile's attention kernel (its attention points without a "kernel" of their own).
     AttentionKernel attention_kernel() const;
+    // Whether the profile holds points of this named kernel (its own, or points marked with it:
+    // the H200's FlashAttention-2 points beside its cuDNN ones), and their rates as they stand.
+    bool measures_attention(AttentionKernel kernel) const;
+    double measured_attention_tflops(AttentionKernel kernel, Precision p, const AttentionQuery& query) const;
     // Achieved HBM bandwidth of memory-bound kernels (norms, elementwise, optimizer), TB/s.
     double memory_tbps() const;
     const CommCalibration& comm() const;

@@ -10,6 +10,7 @@
 #include "profile/collective_sweeps.hpp"
 #include "profile/comm_calibration.hpp"
 #include "profile/profile.hpp"
+#include "spec/precision_recipe.hpp"
 
 namespace sextant {
 
@@ -65,9 +66,10 @@ void gemm_lines(const json& p, const json& pub, const CalibrationProfile& base, 
         const bool same = published && pub["gemm"][it.key()] == it.value();
         for (const json& point : it.value()) {
             t.add(text(point, "source"));
+            // Read by the table's recipe name: fp8_rowwise and fp8_blockwise are tables, not precisions.
             if (published)
                 ratios.push_back(point["tflops"].get<double>() /
-                                 base.gemm_tflops(parse_precision(it.key()), point["m"].get<std::int64_t>(),
+                                 base.gemm_tflops(it.key(), precision_recipe(it.key(), "/gemm").operands, point["m"].get<std::int64_t>(),
                                                   point["n"].get<std::int64_t>(), point["k"].get<std::int64_t>()));
         }
         const std::string versus = same ? "same" : published ? ratio_summary(ratios) : "added (no published table)";
@@ -78,15 +80,25 @@ void gemm_lines(const json& p, const json& pub, const CalibrationProfile& base, 
 void attention_lines(const json& p, const json& pub, const CalibrationProfile& base, std::vector<ProvenanceLine>& out) {
     Tally t;
     std::vector<double> fwd, bwd;
+    // Points of another kernel than the profile's (marked "kernel") are not the published
+    // table's kind: counted, not compared.
+    const std::string own = p.value("attention_kernel", std::string("fused"));
+    std::size_t others = 0;
     for (const json& a : p["attention"]) {
         t.add(text(a, "source"));
+        if (a.value("kernel", own) != own) {
+            ++others;
+            continue;
+        }
         const auto seq = a["seq"].get<std::int64_t>(), hd = a["head_dim"].get<std::int64_t>();
         const bool causal = a.value("causal", true);
         fwd.push_back(a["fwd_tflops"].get<double>() / base.attention_tflops(Precision::Bf16, seq, hd, causal, false));
         bwd.push_back(a["bwd_tflops"].get<double>() / base.attention_tflops(Precision::Bf16, seq, hd, causal, true));
     }
     const bool same = p["attention"] == pub["attention"];
-    out.push_back({"attention", t.basis(), std::to_string(p["attention"].size()) + " points", t.sources,
+    const std::string count = std::to_string(p["attention"].size()) + " points" +
+                              (others ? " (" + std::to_string(others) + " of other kernels)" : "");
+    out.push_back({"attention", t.basis(), count, t.sources,
                    same ? "same" : "forward " + ratio_summary(fwd) + "; backward " + ratio_summary(bwd)});
 }
 
@@ -193,7 +205,9 @@ void factor_lines(const json& p, const json& pub, std::vector<ProvenanceLine>& o
 
 std::string source_basis(const std::string& source) {
     if (source.empty()) return "unsourced";
-    if (source.rfind("sextant-calibrate", 0) == 0) return "measured";
+    // sextant-calibrate's own points, and points measured beside it that say so first ("measured
+    // with calibration/compare_torch.py: ...").
+    if (source.rfind("sextant-calibrate", 0) == 0 || source.rfind("measured", 0) == 0) return "measured";
     // The shipped profiles say how a figure was derived from published ones: "(derived)",
     // "scaled to", "assuming", "x 0.83", "at 0.6x", "H100 figures used for H200".
     for (const char* word : {"derived", "scaled", "assuming", "x 0.", "at 0.", "used for"})
