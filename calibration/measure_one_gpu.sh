@@ -23,5 +23,6 @@ export LD_LIBRARY_PATH=$DIR:/usr/local/cuda/lib64:$WHEELS${LD_LIBRARY_PATH:+:$LD
 } >"$OUT/env.txt" 2>&1
 stdbuf -oL -eL "$TOOL" --gpu "$GPU" --scenario scenarios/llama3-70b-h100.json --out "$OUT/$GPU.measured.json" 2>&1 |
     tee "$OUT/calibrate.log" | grep -v "^gemm"
+[ -f "$OUT/$GPU.measured.json" ] || { echo "no profile written: nothing to compare" >&2; exit 2; }
 PYTHONUNBUFFERED=1 python3 calibration/compare_torch.py "$OUT/$GPU.measured.json" --markdown 2>&1 |
     grep -v "UserWarning\|scaled_dot_product_attention(q" | tee "$OUT/compare.md"
