@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 #include <numeric>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -33,8 +34,27 @@ struct StepContext::GroupCache {
     // offsets), so the cache stops taking new ones past kShapeWords words (64 MB); later
     // placements are analysed each time, as before it.
     using ShapeKey = std::tuple<bool, std::int64_t, std::vector<std::int64_t>, std::vector<std::int64_t>>;
+    // A placement looked up in place: a hit copies no GPU list (the key is built only to insert).
+    struct ShapeView {
+        bool all_to_all;
+        const GroupPlacement& placement;
+    };
+    // ShapeKey's own order (the tuple's, field by field, the vectors lexicographically), also
+    // between a key and a view.
+    struct ShapeLess {
+        using is_transparent = void;
+        bool operator()(const ShapeKey& a, const ShapeKey& b) const { return a < b; }
+        bool operator()(const ShapeKey& a, const ShapeView& b) const {
+            return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
+                   std::tie(b.all_to_all, b.placement.concurrent_groups, b.placement.gpus, b.placement.offsets);
+        }
+        bool operator()(const ShapeView& a, const ShapeKey& b) const {
+            return std::tie(a.all_to_all, a.placement.concurrent_groups, a.placement.gpus, a.placement.offsets) <
+                   std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
+        }
+    };
     static constexpr std::size_t kShapeWords = std::size_t{8} << 20;
-    std::map<ShapeKey, GroupShape> shapes;
+    std::map<ShapeKey, GroupShape, ShapeLess> shapes;
     std::size_t shape_words = 0;
     std::once_flag world_once;
     GroupShape world;
@@ -112,17 +132,17 @@ const LayoutGroups& StepContext::groups(const Layout& l) const {
         if (it != cache_->groups.end()) return *it->second;
     }
     const auto analyse = [&](const GroupPlacement& p, bool all_to_all) {
-        GroupCache::ShapeKey shape{all_to_all, p.concurrent_groups, p.gpus, p.offsets};
         {
             std::shared_lock lock(cache_->mutex);
-            const auto it = cache_->shapes.find(shape);
+            const auto it = cache_->shapes.find(GroupCache::ShapeView{all_to_all, p});
             if (it != cache_->shapes.end()) return it->second;
         }
         GroupShape computed = network_->analyse(p, all_to_all);
         const std::size_t words = p.gpus.size() + p.offsets.size();
         std::unique_lock lock(cache_->mutex);
         if (cache_->shape_words + words > GroupCache::kShapeWords) return computed;
-        const auto [it, inserted] = cache_->shapes.try_emplace(std::move(shape), std::move(computed));
+        const auto [it, inserted] =
+            cache_->shapes.try_emplace(GroupCache::ShapeKey{all_to_all, p.concurrent_groups, p.gpus, p.offsets}, std::move(computed));
         if (inserted) cache_->shape_words += words;
         return it->second;
     };
