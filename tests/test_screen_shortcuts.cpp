@@ -169,6 +169,7 @@ TEST_CASE("layout costs from the per-thread cache equal the cost functions' answ
     constexpr std::size_t kApart = 20000;
     REQUIRE(layouts.size() > kApart + 100);
     std::size_t checked = 0;
+    const std::size_t turned_before = layout_cost_generations_turned();
     for (std::size_t i = 0; i < layouts.size(); ++i) {
         (void)layout_costs(ctx, layouts[i]);
         if (i < kApart || i % 50 != 0) continue;
@@ -192,6 +193,9 @@ TEST_CASE("layout costs from the per-thread cache equal the cost functions' answ
         ++checked;
     }
     CHECK(checked > 100);
+    // The cache did turn over: at least twice, so that answers came from both generations and
+    // from entries recomputed after their generation was dropped.
+    CHECK(layout_cost_generations_turned() - turned_before >= 2);
 }
 
 TEST_CASE("a candidate converted into a reused layout equals a fresh conversion") {

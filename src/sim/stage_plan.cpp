@@ -285,6 +285,12 @@ struct LayerCostKeyHash {
 };
 }  // namespace
 
+namespace {
+thread_local std::size_t generations_turned = 0;
+}  // namespace
+
+std::size_t layout_cost_generations_turned() { return generations_turned; }
+
 const LayoutCosts& layout_costs(const StepContext& ctx, const Layout& l) {
     // A per-thread cache: no lock and no sharing between threads (issue 18), and an entry holds
     // exactly what the cost functions returned, so a hit changes no bit of any plan. Layers of one
@@ -303,8 +309,11 @@ const LayoutCosts& layout_costs(const StepContext& ctx, const Layout& l) {
     if (const auto it = newer.find(key); it != newer.end()) return it->second;
     auto found = older.extract(key);
     if (newer.size() >= kGeneration) {
-        older = std::move(newer);
-        newer = Generation{};
+        // The newer becomes the older; the dropped generation's bucket array is kept for the
+        // next (clear() frees the entries, not the buckets), so a turnover allocates no table.
+        older.swap(newer);
+        newer.clear();
+        ++generations_turned;
     }
     if (found) return newer.insert(std::move(found)).position->second;
     return newer.emplace(key, compute_layout_costs(ctx, l)).first->second;

@@ -73,6 +73,8 @@ struct LayoutCosts {
 };
 // Valid until the thread's next call (a per-thread cache holds it).
 const LayoutCosts& layout_costs(const StepContext& context, const Layout& layout);
+// How many times this thread's layout-cost cache has turned a generation over (for tests).
+std::size_t layout_cost_generations_turned();
 
 // Overlapped gradient reduction and parameter gathers move one bucket per layer: a bucket is
 // reduced once its layer's backward is done, gathered before its layer's forward starts. Of
