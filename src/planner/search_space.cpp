@@ -264,7 +264,12 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
     const auto orders = order_values(f, o, shape.pp, dp);
     const auto vps = vp_values(f, split, o);
     const auto offload_layer_counts = offload_layer_values(s, f, o, split);
-    for (auto mb : microbatches)
+    // The schedules depend on the microbatch (through the microbatch count) and vp alone: listed
+    // once for each pair, not again under every setting of the knobs in between.
+    std::vector<std::vector<std::vector<Schedule>>> schedules_at(microbatches.size());
+    for (std::size_t i = 0; i < microbatches.size(); ++i)
+        for (auto vp : vps) schedules_at[i].push_back(schedule_values(f, o, shape.pp, vp, s.training.global_batch / (dp * microbatches[i])));
+    for (std::size_t mb_index = 0; mb_index < microbatches.size(); ++mb_index)
         for (auto zero : zero_stages)
             for (auto shard : shard_group_values(s, f, o, zero, dp, shape.tp * shape.cp * dp / (shape.ep * shape.etp)))
             for (bool offload : offload_values(f, o, zero))
@@ -272,11 +277,12 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                     for (Recompute rc : recompute_values(f, o))
                         for (std::uint8_t modules : module_values(s, f, o, rc))
                             for (auto order : orders)
-                                for (auto vp : vps)
-                                for (Schedule schedule : schedule_values(f, o, shape.pp, vp, s.training.global_batch / (dp * mb)))
+                                for (std::size_t vp_index = 0; vp_index < vps.size(); ++vp_index)
+                                for (Schedule schedule : schedules_at[mb_index][vp_index])
                                 for (auto offload_layers : offload_layer_counts) {
+                                        const auto mb = microbatches[mb_index];
                                         Candidate c = shape;
-                                        c.vp = static_cast<std::int16_t>(vp);
+                                        c.vp = static_cast<std::int16_t>(vps[vp_index]);
                                         c.schedule = schedule;
                                         c.microbatch = static_cast<std::int16_t>(mb);
                                         c.zero_stage = static_cast<std::int8_t>(zero);
