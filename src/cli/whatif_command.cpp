@@ -2,7 +2,6 @@
 // studies on the failure/checkpoint/restart simulator of src/reliability/.
 #include <fmt/format.h>
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -83,18 +82,10 @@ Study load_study(const WhatifOptions& o, bool interval_is_single) {
     return s;
 }
 
-// Trials, seed and threads of a study; on a terminal (and not --json), a progress line on stderr
-// as points finish (the points of a sweep run together and finish at once; the trials' own line,
-// core/progress.hpp, moves in between), erased at the end.
-TrialOptions trial_options(const WhatifOptions& o, const Study& s, const char* study_name) {
-    TrialOptions t{s.trials, s.seed, o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency()), {}};
-    if (!o.as_json && isatty(STDERR_FILENO))
-        t.progress = [study_name](std::size_t done, std::size_t total) {
-            if (done < total) std::fprintf(stderr, "\rwhatif %s: %zu/%zu points", study_name, done, total);
-            else std::fprintf(stderr, "\r%40s\r", "");
-            std::fflush(stderr);
-        };
-    return t;
+// Trials, seed and threads of a study. On a terminal (and not --json) the trials' own progress
+// line (core/progress.hpp) shows on stderr while they run.
+TrialOptions trial_options(const WhatifOptions& o, const Study& s) {
+    return {s.trials, s.seed, o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())};
 }
 
 // The page of a study: its title, and what the numbers rest on as the header's facts.
@@ -117,7 +108,7 @@ void run_checkpoint(const WhatifOptions& o) {
     const DurationRange range = parse_duration_range(o.interval.empty() ? "5m..4h" : o.interval, "--interval");
     if (o.points < 3 || o.points > 200)
         throw InputError("--points", std::to_string(o.points), "must be between 3 and 200");
-    const IntervalStudy study = checkpoint_study(s.setup, range.low_s, range.high_s, o.points, trial_options(o, s, "checkpoint"));
+    const IntervalStudy study = checkpoint_study(s.setup, range.low_s, range.high_s, o.points, trial_options(o, s));
     if (!o.csv.empty()) write_output_file(o.csv, interval_study_csv(study), "--csv");
     if (!o.svg.empty()) write_output_file(o.svg, interval_study_svg(study, s.scenario.name + ": goodput against checkpoint interval"), "--svg");
     if (!o.html.empty()) {
@@ -149,26 +140,26 @@ std::vector<double> values_or(const WhatifOptions& o, const char* fallback, doub
 
 void run_spares(const WhatifOptions& o) {
     const Study s = load_study(o, true);
-    print_sweep(o, s, "spares", "hot_spares", spares_study(s.setup, values_or(o, "0,1,2,4,8,16,32", 0), trial_options(o, s, "spares")),
+    print_sweep(o, s, "spares", "hot_spares", spares_study(s.setup, values_or(o, "0,1,2,4,8,16,32", 0), trial_options(o, s)),
                 "0 spares: every hardware failure waits for the node's repair (/reliability/restart/replacement_h)");
 }
 
 void run_failure_rate(const WhatifOptions& o) {
     const Study s = load_study(o, true);
     print_sweep(o, s, "failure-rate", "rate_multiplier",
-                failure_rate_study(s.setup, values_or(o, "0.25,0.5,1,2,4", 0), trial_options(o, s, "failure-rate")), "");
+                failure_rate_study(s.setup, values_or(o, "0.25,0.5,1,2,4", 0), trial_options(o, s)), "");
 }
 
 void run_storage(const WhatifOptions& o) {
     const Study s = load_study(o, true);
     print_sweep(o, s, "storage", "bandwidth_multiplier",
-                storage_study(s.scenario, s.setup, values_or(o, "0.25,0.5,1,2,4", 1e-6), trial_options(o, s, "storage")),
+                storage_study(s.scenario, s.setup, values_or(o, "0.25,0.5,1,2,4", 1e-6), trial_options(o, s)),
                 "the checkpoint interval stays fixed; run `whatif checkpoint` for each storage to re-optimize");
 }
 
 void run_async(const WhatifOptions& o) {
     const Study s = load_study(o, true);
-    print_sweep(o, s, "async", "async", async_study(s.setup, trial_options(o, s, "async")),
+    print_sweep(o, s, "async", "async", async_study(s.setup, trial_options(o, s)),
                 "async: the save blocks only for the device-to-host snapshot; a failure before the background "
                 "write ends loses that checkpoint");
 }

@@ -25,19 +25,16 @@ double parabola_vertex(double x0, double y0, double x1, double y1, double x2, do
 }  // namespace
 
 IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s, int points,
-                              std::int64_t trials, std::uint64_t seed, unsigned threads,
-                              const std::function<void(std::size_t, std::size_t)>& progress) {
+                              std::int64_t trials, std::uint64_t seed, unsigned threads) {
     IntervalStudy s;
     const int n = std::max(points, 2);
     check_study_work(base, trials, n + 1);  // the points and the refined optimum
     const double step = std::log(high_s / low_s) / (n - 1);
-    const auto total = static_cast<std::size_t>(n) + 1;  // the grid and the refined optimum
     // The grid's points run together, each trial on every point (its draws made once).
     std::vector<RunModel> grid;
     for (int i = 0; i < n; ++i) grid.push_back(at_interval(base, low_s * std::exp(step * i)));
     std::vector<RunSummary> summaries = simulate_sweep(grid, trials, seed, threads);
     for (int i = 0; i < n; ++i) s.curve.push_back({grid[i].checkpoint.interval_s, std::move(summaries[i])});
-    if (progress) progress(s.curve.size(), total);
     std::size_t best = 0;
     for (std::size_t i = 1; i < s.curve.size(); ++i)
         if (s.curve[i].summary.goodput.mean > s.curve[best].summary.goodput.mean) best = i;
@@ -54,7 +51,6 @@ IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s,
             s.at_optimum = there;
         }
     }
-    if (progress) progress(total, total);
     s.stall_s = base.checkpoint.stall_s;
     s.mtbf_s = 1.0 / base.failure_rate();
     s.young_interval_s = young_interval(s.stall_s, s.mtbf_s);

@@ -2,7 +2,6 @@
 // The checkpoint-interval sweep: the simulated goodput curve, its optimum, and the closed-form
 // optima of Young and Daly beside it.
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "reliability/run_simulator.hpp"
@@ -29,10 +28,8 @@ struct IntervalStudy {
 // the failure times. The optimum is the vertex of a parabola in log(interval) through the best
 // grid point and its neighbours, kept only if it simulates at least as well as that point.
 // The grid's points run together (simulate_sweep), their trials split across `threads` (the
-// answer does not depend on it); `progress`, if set, is called with (done, total) points after
-// the grid and after the refined optimum.
+// answer does not depend on it).
 IntervalStudy sweep_intervals(const RunModel& base, double low_s, double high_s, int points,
-                              std::int64_t trials, std::uint64_t seed, unsigned threads = 1,
-                              const std::function<void(std::size_t, std::size_t)>& progress = {});
+                              std::int64_t trials, std::uint64_t seed, unsigned threads = 1);
 
 }  // namespace sextant::reliability

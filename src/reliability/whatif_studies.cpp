@@ -10,8 +10,7 @@
 namespace sextant::reliability {
 
 namespace {
-// Runs the models together (each trial on every model, its draws made once), reporting progress
-// at the end.
+// Runs the models together (each trial on every model, its draws made once).
 std::vector<SweepRow> run_rows(std::vector<std::pair<SweepRow, RunModel>> points, const TrialOptions& o) {
     std::vector<RunModel> models;
     for (const auto& point : points) models.push_back(point.second);
@@ -21,13 +20,12 @@ std::vector<SweepRow> run_rows(std::vector<std::pair<SweepRow, RunModel>> points
         rows.push_back(std::move(points[i].first));
         rows.back().summary = std::move(summaries[i]);
     }
-    if (o.progress) o.progress(rows.size(), rows.size());
     return rows;
 }
 }  // namespace
 
 IntervalStudy checkpoint_study(const RunSetup& setup, double low_s, double high_s, int points, const TrialOptions& o) {
-    return sweep_intervals(setup.model, low_s, high_s, points, o.trials, o.seed, o.threads, o.progress);
+    return sweep_intervals(setup.model, low_s, high_s, points, o.trials, o.seed, o.threads);
 }
 
 std::vector<SweepRow> spares_study(const RunSetup& setup, const std::vector<double>& spare_nodes, const TrialOptions& o) {

@@ -3,7 +3,6 @@
 // checkpoint interval, hot spares, failure rates, storage bandwidth, asynchronous saves) and runs
 // the same seeded trials at every point. The command only reads options and prints.
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,14 +12,13 @@
 
 namespace sextant::reliability {
 
-// Trials per point, their seed, the threads they are split across (the answer does not depend
-// on it), and a callback (done, total) for a progress line as points finish: a sweep's points run
-// together, so they finish at once.
+// Trials per point, their seed, and the threads they are split across (the answer does not
+// depend on it). A sweep's points run together, each trial on every point, so progress is the
+// trials' own line (core/progress.hpp, from simulate_sweep), not one per point.
 struct TrialOptions {
     std::int64_t trials = 1000;
     std::uint64_t seed = 1;
     unsigned threads = 1;
-    std::function<void(std::size_t, std::size_t)> progress;
 };
 
 // One row of a small sweep: a label, the swept value, and the simulated run.
