@@ -8,6 +8,7 @@
 #include <thread>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -58,32 +59,29 @@ constexpr std::size_t kFailureSlots = 8;
 // its time has passed. Until the ring has gone round once, a slot's node was never used.
 class SparePool {
 public:
-    SparePool(std::vector<double>& ring, int spares, double repair_s) : repair_s_(repair_s) {
-        ring.resize(static_cast<std::size_t>(spares));  // not refilled per trial: a slot is read only after this trial wrote it
-        slot_ = ring.data();
-        slots_ = ring.size();
-    }
+    // The ring is not refilled per trial: a slot is read only after this trial wrote it.
+    SparePool(std::vector<double>& ring, int spares, double repair_s)
+        : slots_((ring.resize(static_cast<std::size_t>(spares)), std::span<double>(ring))), repair_s_(repair_s) {}
 
     // Seconds until a replacement node is ready at time `now`: none with a spare at hand or a node
     // back from repair, else until the earliest repair ends. The failed node goes to repair and
     // returns to the pool `replacement_s` later. Without spares the job waits for its own node.
     double take(double now) {
-        if (slots_ == 0) return repair_s_;
-        const double wait = round_ > 0 ? std::max(slot_[next_] - now, 0.0) : 0.0;
-        slot_[next_] = now + repair_s_;
-        if (++next_ == slots_) {
+        if (slots_.empty()) return repair_s_;
+        const double wait = wrapped_ ? std::max(slots_[next_] - now, 0.0) : 0.0;
+        slots_[next_] = now + repair_s_;
+        if (++next_ == slots_.size()) {
             next_ = 0;
-            ++round_;
+            wrapped_ = true;
         }
         return wait;
     }
 
 private:
-    double* slot_;
-    std::size_t slots_;
+    std::span<double> slots_;
     double repair_s_;
     std::size_t next_ = 0;  // the slot of the next take
-    std::size_t round_ = 0; // times the ring went round: 0 while spares never used remain
+    bool wrapped_ = false;  // the ring went round: every slot holds a node that was used
 };
 
 
@@ -245,15 +243,11 @@ private:
         const CheckpointPolicy& c = m_.checkpoint;
         const double start = write_pending_ ? std::max(t_, write_done_) : t_;
         const double until = start + c.stall_s;
-        if (soonest_failure_ < until) {
-            out_.stall_s += soonest_failure_ - t_;
-            t_ = soonest_failure_;
-            settle_write(t_);
-            return false;
-        }
-        out_.stall_s += until - t_;
-        t_ = until;
+        const double stopped = std::min(soonest_failure_, until);  // the failure, if it comes first
+        out_.stall_s += stopped - t_;
+        t_ = stopped;
         settle_write(t_);
+        if (soonest_failure_ < until) return false;
         segment_start_ = work_;
         if (async_) {
             write_pending_ = true;
