@@ -78,8 +78,9 @@ TEST_CASE("DeepSpeed's per-module prefetch under stage3_max_live_parameters (1e9
 TEST_CASE("ZeRO-3 layer costs: gathers forward and backward, DeepSpeed's re-gather, the reduce-scatter in the gradient dtype") {
     // MT-NLG 530B (GPT: LayerNorm, biases), h = 20480, on 256 GPUs. DeepSpeed from September 2021
     // (PR #1188, deepspeed-2022 here) gathers a module's parameters in one all-gather; before it
-    // (deepspeed-2021) one all-gather per tensor, each after a device synchronisation and 380 us of
-    // host launch (DeepSpeed issue #1069), so none overlaps the compute.
+    // (deepspeed-2021) one all-gather per tensor, each after a device synchronisation and a host
+    // launch that copies every rank's chunk out of PyTorch's flat buffer: 380 us on the 8 GPUs of
+    // DeepSpeed issue #1069, 348 us + 4 us a rank in general, so none overlaps the compute.
     for (const char* framework : {"deepspeed-2022", "deepspeed-2021"}) {
         CAPTURE(framework);
         const Scenario s = zero3_dp(framework, "mt-nlg-530b", 256, 256);
@@ -94,9 +95,15 @@ TEST_CASE("ZeRO-3 layer costs: gathers forward and backward, DeepSpeed's re-gath
         // projections' weights and biases.
         const double h = 20480;
         const double tensors[] = {h, h, h, h, 3 * h * h, 3 * h, h * h, h, 4 * h * h, 4 * h, 4 * h * h, h};
+        const Zero3Traits& z = ctx.runtime().zero3;
+        const double host = z.per_tensor_gather_host_s + static_cast<double>(g.dp_dense.ranks) * z.gather_copy_per_rank_s;
+        if (std::string(framework) == "deepspeed-2021") {
+            CHECK(z.per_tensor_gather_host_s + 8 * z.gather_copy_per_rank_s == doctest::Approx(380e-6));  // #1069's node
+            CHECK(host == doctest::Approx(348e-6 + 256 * 4e-6));
+        }
         double per_tensor = 0, sum = 0;
         for (const double t : tensors) {
-            per_tensor += 380e-6 + cost(CollectiveOp::AllGather, 2 * t);
+            per_tensor += host + cost(CollectiveOp::AllGather, 2 * t);
             sum += t;
         }
         REQUIRE(sum == doctest::Approx(block).epsilon(1e-12));
@@ -110,7 +117,7 @@ TEST_CASE("ZeRO-3 layer costs: gathers forward and backward, DeepSpeed's re-gath
         // tensor: the device waits for every one.
         CHECK(c.forward.zero3_waited == doctest::Approx(c.forward.zero3 * (by_tensor ? 1.0 : 8.0 / 12.0)).epsilon(1e-3));
         // Eight of the twelve tensors are tiny: their latency and launch, not their bytes, set their time.
-        if (by_tensor) CHECK(per_tensor > cost(CollectiveOp::AllGather, 2 * block) + 8 * 380e-6);
+        if (by_tensor) CHECK(per_tensor > cost(CollectiveOp::AllGather, 2 * block) + 8 * host);
     }
 }
 
@@ -181,12 +188,13 @@ TEST_CASE("data-parallel ZeRO-3 at a fixed batch: doubling the GPUs halves the c
             // communication stays.
             CHECK(grouped[i].zero3_per_layer == doctest::Approx(grouped[i - 1].zero3_per_layer).epsilon(0.1));
             // One per tensor: each of the layer's 12 forward gathers pays the ring's latency,
-            // (N - nodes) NVLink steps and (nodes - 1) network steps (NCCL's count), which grows
-            // with N: at least by that latency's growth, 448 NVLink and 64 network steps from 512
-            // to 1,024 GPUs (LL's latency factor 1 is the least of the protocols').
+            // (N - nodes) NVLink steps and (nodes - 1) network steps (NCCL's count), and copies
+            // N chunks out of the gathered buffer, 4 us each: both grow with N. From 512 to 1,024
+            // GPUs by at least 448 NVLink and 64 network steps (LL's latency factor 1 is the least
+            // of the protocols') and 512 copies a gather.
             if (i == 2) {
                 const CommCalibration k = CalibrationProfile::for_gpu(zero3_dp("deepspeed-2021", "gpt3-175b", 8, 8).cluster.gpu).comm();
-                const double growth = (448 * k.nvlink_latency_us + 64 * k.network_latency_us) * 1e-6;
+                const double growth = (448 * k.nvlink_latency_us + 64 * k.network_latency_us) * 1e-6 + 512 * 4e-6;
                 CHECK(by_tensor[i].forward_gathers - by_tensor[i - 1].forward_gathers >= 12 * growth * (1 - 1e-9));
             }
         }
@@ -204,13 +212,14 @@ TEST_CASE("data-parallel ZeRO-3 at a fixed batch: doubling the GPUs halves the c
     for (const auto* sweep_points : {&slow, &fast})
         for (const Point& p : *sweep_points) CHECK(p.step == doctest::Approx(p.compute + 96 * p.waited_per_layer).epsilon(0.03));
     CHECK(slow[2].step / slow[1].step > 0.85);
-    // 200 Gb/s: one gather per module still halves the step at 1,024 GPUs; one per tensor does
-    // not, but neither is it flat, as the 2021 runs measured on such a fabric were (README "ZeRO-3
-    // and FSDP" says by how much and what is missing).
+    // 200 Gb/s: one gather per module still halves the step at 1,024 GPUs. One per tensor stays
+    // flat from 512 to 1,024, as the 2021 runs measured on such a fabric did: the copies out of
+    // each gather double as the compute halves (96 layers x 12 gathers x 512 more copies x 4 us,
+    // 2.4 s more a pass). From 256 to 512 it still falls, by 0.70x.
     const std::vector<Point> fast_grouped = sweep("deepspeed-2022", 200.0);
     CHECK(fast_grouped[2].step / fast_grouped[1].step < 0.6);
-    CHECK(fast[2].step / fast[1].step > 0.7);
-    CHECK(fast[2].step / fast[1].step < 0.9);
+    CHECK(fast[2].step / fast[1].step == doctest::Approx(1.0).epsilon(0.05));
+    CHECK(fast[1].step / fast[0].step < 0.8);
 }
 
 TEST_CASE("FSDP2 hides a block's gathers under its compute where the compute covers them") {

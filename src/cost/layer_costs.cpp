@@ -322,11 +322,13 @@ namespace {
 // runtime launches them so. DeepSpeed's per-tensor gathers synchronised the device before each
 // launch (DeepSpeed issue #1069: "a torch.cuda.synchronize() sync point when pre_launch next
 // all_gather"; PR #1188: "each all_gather calls torch.cuda.synchronize()"), so each costs its
-// host launch and then its collective, one after the other.
+// host launch and then its collective, one after the other. The launch copies each rank's chunk
+// out of PyTorch's flat gather buffer (gather_copy_per_rank_s), so it grows with the group.
 double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, const GroupShape& group, std::int64_t layer,
                     double params, double share) {
-    const double host = ctx.runtime.zero3.per_tensor_gather_host_s;
-    if (host <= 0 || group.ranks <= 1) return k.collective(CollectiveOp::AllGather, params * share * 2, group);
+    const Zero3Traits& z = ctx.runtime.zero3;
+    if (z.per_tensor_gather_host_s <= 0 || group.ranks <= 1) return k.collective(CollectiveOp::AllGather, params * share * 2, group);
+    const double host = z.per_tensor_gather_host_s + static_cast<double>(group.ranks) * z.gather_copy_per_rank_s;
     double seconds = 0;
     for (const double tensor : layer_parameter_tensors(ctx.scenario.model, l, layer))
         seconds += host + k.collective(CollectiveOp::AllGather, tensor * 2, group);

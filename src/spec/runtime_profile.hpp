@@ -59,6 +59,11 @@ struct Zero3Traits {
     // Nsight profile: ~130 us of pre-launch work and ~250 us of launch per gather), so nothing
     // overlaps them. 0: a module's (or block's) parameters are gathered as one collective.
     double per_tensor_gather_host_s = 0;
+    // Host time per rank of each such gather: DeepSpeed passed torch.distributed.all_gather a
+    // list of one output view per rank, and PyTorch's NCCL all_gather gathers into a flat buffer
+    // and then copies each rank's chunk out to its view (ProcessGroupNCCL::allgather: a copy_
+    // and a recordStream per output tensor), so a gather over N ranks launches N copies.
+    double gather_copy_per_rank_s = 0;
 };
 
 // What the framework offers when a layout knob is left open (null in a published run, open in
