@@ -2,7 +2,6 @@
 // studies on the failure/checkpoint/restart simulator of src/reliability/.
 #include <fmt/format.h>
 
-
 #include <algorithm>
 #include <cstdio>
 #include <iostream>

@@ -25,8 +25,8 @@ struct ProvenanceLine {
 std::vector<ProvenanceLine> describe_profile(const json& profile, const json& published, const GpuSpec& gpu);
 
 // measured | derived | published | unsourced, from a number's "source" text: sextant-calibrate
-// writes "sextant-calibrate, ...", other measurements start "measured"; figures computed from published ones say how ("derived",
-// "scaled to", "assuming", "x 0.83", "at 0.6x", "used for").
+// writes "sextant-calibrate, ...", other measurements start "measured"; figures computed from
+// published ones say how ("derived", "scaled to", "assuming", "x 0.83", "at 0.6x", "used for").
 std::string source_basis(const std::string& source);
 
 }  // namespace sextant

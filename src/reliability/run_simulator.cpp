@@ -59,9 +59,9 @@ constexpr std::size_t kFailureSlots = 8;
 // its time has passed. Until the ring has gone round once, a slot's node was never used.
 class SparePool {
 public:
-    // The ring is not refilled per trial: a slot is read only after this trial wrote it.
-    SparePool(std::vector<double>& ring, int spares, double repair_s)
-        : slots_((ring.resize(static_cast<std::size_t>(spares)), std::span<double>(ring))), repair_s_(repair_s) {}
+    // The ring (sized here, kept between trials) is not refilled per trial: a slot is read only
+    // after this trial wrote it.
+    SparePool(std::vector<double>& ring, int spares, double repair_s) : slots_(sized(ring, spares)), repair_s_(repair_s) {}
 
     // Seconds until a replacement node is ready at time `now`: none with a spare at hand or a node
     // back from repair, else until the earliest repair ends. The failed node goes to repair and
@@ -78,6 +78,11 @@ public:
     }
 
 private:
+    static std::span<double> sized(std::vector<double>& ring, int spares) {
+        ring.resize(static_cast<std::size_t>(spares));
+        return ring;
+    }
+
     std::span<double> slots_;
     double repair_s_;
     std::size_t next_ = 0;  // the slot of the next take

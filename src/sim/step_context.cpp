@@ -39,19 +39,16 @@ struct StepContext::GroupCache {
         bool all_to_all;
         const GroupPlacement& placement;
     };
-    // ShapeKey's own order (the tuple's, field by field, the vectors lexicographically), also
-    // between a key and a view.
+    // ShapeKey's own order (the tuple's, field by field, the vectors lexicographically), for keys
+    // and views alike: both are compared as the same tuple of references.
     struct ShapeLess {
         using is_transparent = void;
-        bool operator()(const ShapeKey& a, const ShapeKey& b) const { return a < b; }
-        bool operator()(const ShapeKey& a, const ShapeView& b) const {
-            return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
-                   std::tie(b.all_to_all, b.placement.concurrent_groups, b.placement.gpus, b.placement.offsets);
+        static auto fields(const ShapeKey& k) { return std::tie(std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k)); }
+        static auto fields(const ShapeView& v) {
+            return std::tie(v.all_to_all, v.placement.concurrent_groups, v.placement.gpus, v.placement.offsets);
         }
-        bool operator()(const ShapeView& a, const ShapeKey& b) const {
-            return std::tie(a.all_to_all, a.placement.concurrent_groups, a.placement.gpus, a.placement.offsets) <
-                   std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
-        }
+        template <class A, class B>
+        bool operator()(const A& a, const B& b) const { return fields(a) < fields(b); }
     };
     static constexpr std::size_t kShapeWords = std::size_t{8} << 20;
     std::map<ShapeKey, GroupShape, ShapeLess> shapes;

@@ -89,7 +89,7 @@ constexpr FieldDef kRuntimeFields[] = {
      "HSDP: each microbatch's ZeRO-3 gradient shard is all-reduced across the replicas (FSDP2), else once per step", "",
      default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::zero3, &Zero3Traits::hsdp_all_reduce_every_microbatch>()},
     {"zero3_per_tensor_gather_host_s", FieldType::Number,
-     "ZeRO-3 gathers one parameter tensor at a time, each after a device synchronisation and this much host time (0: a module's or block's parameters in one collective)", "s",
+     "ZeRO-3 gathers one parameter tensor at a time, each after a device synchronisation and this much host time plus zero3_gather_copy_per_rank_s a rank (0: a module's or block's parameters in one collective)", "s",
      default_number(0), 0, kAny, "", bind<&RuntimeProfile::zero3, &Zero3Traits::per_tensor_gather_host_s>()},
     {"zero3_gather_copy_per_rank_s", FieldType::Number,
      "with per-tensor gathers: host time per rank of the group, each rank's chunk copied out of the gathered buffer (PyTorch's list all_gather)", "s",

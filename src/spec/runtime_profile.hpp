@@ -55,9 +55,10 @@ struct Zero3Traits {
     bool hsdp_all_reduce_every_microbatch = true;
     // DeepSpeed before PR #1188 ("ZeRO3, improved parameter all-gather operation", September
     // 2021) launched one all_gather per parameter tensor of a module, each after a device-wide
-    // synchronisation and this much host time (seconds; DeepSpeed issue #1069, June 2021, an
-    // Nsight profile: ~130 us of pre-launch work and ~250 us of launch per gather), so nothing
-    // overlaps them. 0: a module's (or block's) parameters are gathered as one collective.
+    // synchronisation and host time, so nothing overlaps them: this much (seconds) plus
+    // gather_copy_per_rank_s for each rank, which together make DeepSpeed issue #1069's Nsight
+    // profile on 8 GPUs (~130 us of pre-launch work and ~250 us of launch per gather). 0: a
+    // module's (or block's) parameters are gathered as one collective.
     double per_tensor_gather_host_s = 0;
     // Host time per rank of each such gather: DeepSpeed passed torch.distributed.all_gather a
     // list of one output view per rank, and PyTorch's NCCL all_gather gathers into a flat buffer
