@@ -71,3 +71,24 @@ TEST_CASE("per-tier link loads equal the flow-level route when concurrent groups
     const ClusterGraph graph(cluster("llama3-24k-roce", 16384));
     check_same(graph, group(range(64, 256), range(256)), true);
 }
+
+TEST_CASE("all-to-all loads counted per member equal the flow-level route") {
+    // Wide expert groups (the counting's reason): 64 and 256 ranks over rail-optimized leaves,
+    // 16 per node on rack leaves, and 144 over two NVL72 domains, each with its concurrent groups.
+    const ClusterGraph rails(cluster("dgx-h100-superpod", 2048));
+    check_same(rails, group(range(64), range(32, 64)), true);
+    check_same(rails, group(range(256), range(8, 256)), true);
+    check_same(rails, group(range(64, 8), {0, 1, 2, 3, 512, 513}), true);
+    const ClusterGraph racks(cluster("llama3-24k-roce", 7168));
+    check_same(racks, group(range(256, 2), {0, 1, 512, 1024, 4096}), true);
+    const ClusterGraph nvl72(cluster("gb200-nvl72", 576));
+    check_same(nvl72, group(range(144), {0, 144, 288}), true);
+    // A shift that regroups the domains (members 4-11 of one node and the next, moved by 4):
+    // the pairs of the unshifted group then differ from the shifted ones', and the pair walk
+    // answers instead of the count.
+    check_same(rails, group(range(16, 1), {0, 4, 16}), true);
+    std::vector<std::int64_t> straddling;
+    for (std::int64_t g = 4; g < 12; ++g) straddling.push_back(g);
+    for (std::int64_t g = 20; g < 28; ++g) straddling.push_back(g);
+    check_same(rails, group(straddling, {0, 4, 8}), true);
+}

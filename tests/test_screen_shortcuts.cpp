@@ -13,8 +13,12 @@
 // - the screen converts each candidate into one reused Layout: it must equal a fresh one.
 #include <doctest/doctest.h>
 
+#include <tuple>
+
+#include "core/repeated_sum.hpp"
 #include "cost/layer_costs.hpp"
 #include "memory/memory_model.hpp"
+#include "memory/stage_params.hpp"
 #include "planner/explain.hpp"
 #include "planner/search_space.hpp"
 #include "sim/simulate.hpp"
@@ -216,4 +220,57 @@ TEST_CASE("a candidate converted into a reused layout equals a fresh conversion"
         }
         CHECK(splits > 3);  // the stage split grew and shrank in the reused layout
     }
+}
+
+TEST_CASE("a repeated sum gives the bits of its loop, whichever terms it last kept") {
+    RepeatedSum sums;
+    // More terms than the sum keeps (four), asked in turn, so each is dropped and rebuilt.
+    const double terms[] = {0.1, 1.0 / 3.0, 1.0, 7.3e9, 0.0, 2.5e-7, 0.1};
+    bool rounding_differs = false;
+    for (int round = 0; round < 3; ++round)
+        for (double x : terms)
+            for (std::size_t k : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{61}, std::size_t{1000}, std::size_t{3}}) {
+                double loop = 0;
+                for (std::size_t i = 0; i < k; ++i) loop += x;
+                CHECK(sums(x, k) == loop);
+                rounding_differs = rounding_differs || static_cast<double>(k) * x != loop;
+            }
+    CHECK(rounding_differs);  // the reason for the table: k x x is not the loop's sum
+}
+
+TEST_CASE("a stage's parameters equal its layers' summed one by one") {
+    // Middle stages (the others add the embedding, output layer and MTP modules after the
+    // layers), with the dense layers of DeepSeek-V3 moved to reach past the first stages so that
+    // some stages hold dense layers and then MoE ones, and with MoE every other layer (runs of
+    // one): the first run summed from the table, the rest one by one, as the loop does.
+    int mixed = 0, checked = 0;
+    for (const auto& [name, first_dense, frequency] : {std::tuple{"deepseek-v3-h100", 10, 1}, std::tuple{"deepseek-v3-h100", 10, 2},
+                                                       std::tuple{"mixtral-8x7b-h100", 0, 1}, std::tuple{"llama3-70b-h100", 0, 1}}) {
+        Scenario s = open_scenario(name);
+        if (s.model.is_moe()) {
+            s.model.moe.first_dense_layers = first_dense;
+            s.model.moe.layer_frequency = frequency;
+        }
+        for (const Layout& l : sample_layouts(s, 997)) {
+            std::int64_t first = 0;
+            for (std::int64_t stage = 0; stage < l.pp; first += l.stage_layers[static_cast<std::size_t>(stage)], ++stage) {
+                if (!middle_stage(l.schedule_def(), l, stage) || l.schedule_def().placement == Placement::Dual) continue;
+                const std::int64_t end = first + l.stage_layers[static_cast<std::size_t>(stage)];
+                StageParams loop;
+                for (std::int64_t layer = first; layer < end; ++layer) {
+                    const StageParams p = layer_params_per_gpu(s.model, l, layer);
+                    loop.dense += p.dense;
+                    loop.expert += p.expert;
+                }
+                const StageParams got = stage_params(s.model, l, stage);
+                INFO(name, " ", layout_label(l), " stage ", stage);
+                CHECK(got.dense == loop.dense);
+                CHECK(got.expert == loop.expert);
+                ++checked;
+                mixed += s.model.layer_is_moe(first) != s.model.layer_is_moe(end - 1) ? 1 : 0;
+            }
+        }
+    }
+    CHECK(checked > 100);
+    CHECK(mixed > 10);
 }

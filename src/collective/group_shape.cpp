@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/repeated_sum.hpp"
+
 namespace sextant {
 
 namespace {
@@ -155,6 +157,168 @@ double tier_worst_link(const ClusterGraph& graph, const GroupPlacement& group, d
     }
     return worst;
 }
+
+// The all-to-all's loads by counting instead of by pair. Every member sends one flow to each
+// member outside its NVLink domain, so its NIC carries as many flows each way as the group has
+// members outside that domain, its leaf's uplink as many as are also on another leaf, and its
+// pod's uplink as many as are also in another pod (inclusion and exclusion over the members'
+// domain, leaf and pod). That is work per member, where the walk above visits every pair: a
+// 256-rank expert group is 65,280 flows, up to the 400,000 of the sampling budget with its
+// concurrent groups. Every flow adds the same weight, so a link's load is that weight added once
+// per crossing flow, in any order: RepeatedSum gives those sums, the same bits as tier_worst_link's.
+struct MemberTiers {
+    std::int64_t gpu = 0, domain = 0;
+    std::uint32_t leaf = 0, pod = 0;
+};
+struct Crossings {
+    std::int64_t nic = 0, leaf = 0, pod = 0;  // flows out of (and into) the member at each tier
+};
+
+class AllToAllCounts {
+public:
+    // The members at `offset` and their crossings; false when the shift does not keep which
+    // members share a domain (then the pairs are not those of the unshifted group).
+    bool count(const ClusterGraph& graph, const std::vector<std::int64_t>& gpus, std::int64_t offset) {
+        const std::size_t n = gpus.size();
+        members_.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::int64_t g = gpus[i] + offset;
+            const auto leaf = static_cast<std::uint32_t>(graph.leaf_of(g));
+            members_[i] = {g, graph.domain_of(g), leaf, graph.pod_of_leaf(leaf)};
+        }
+        if (offset == 0) {
+            // The unshifted domains order the members for every offset's runs.
+            order_.resize(n);
+            for (std::size_t i = 0; i < n; ++i) order_[i] = i;
+            std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return members_[a].domain < members_[b].domain; });
+            base_domain_.resize(n);
+            for (std::size_t i = 0; i < n; ++i) base_domain_[i] = members_[i].domain;
+        } else if (!same_partition()) {
+            return false;
+        }
+        per_leaf_.resize(std::max(per_leaf_.size(), graph.leaf_count()));
+        per_pod_.resize(std::max(per_pod_.size(), graph.pod_count()));
+        for (const MemberTiers& m : members_) {
+            ++per_leaf_[m.leaf];
+            ++per_pod_[m.pod];
+        }
+        crossings_.resize(n);
+        const auto total = static_cast<std::int64_t>(n);
+        for (std::size_t r0 = 0; r0 < n;) {
+            std::size_t r1 = r0;
+            while (r1 < n && base_domain_[order_[r1]] == base_domain_[order_[r0]]) ++r1;
+            const auto outside = total - static_cast<std::int64_t>(r1 - r0);
+            for (std::size_t i = r0; i < r1; ++i) {
+                const MemberTiers& a = members_[order_[i]];
+                std::int64_t same_leaf = 0, same_pod = 0;  // in a's domain, a included
+                for (std::size_t j = r0; j < r1; ++j) {
+                    same_leaf += members_[order_[j]].leaf == a.leaf ? 1 : 0;
+                    same_pod += members_[order_[j]].pod == a.pod ? 1 : 0;
+                }
+                crossings_[order_[i]] = {outside, outside - per_leaf_[a.leaf] + same_leaf, outside - per_pod_[a.pod] + same_pod};
+            }
+            r0 = r1;
+        }
+        for (const MemberTiers& m : members_) per_leaf_[m.leaf] = per_pod_[m.pod] = 0;
+        return true;
+    }
+    // Another offset of the same group orders its members as the unshifted count did.
+    void order_from(const AllToAllCounts& base) {
+        order_ = base.order_;
+        base_domain_ = base.base_domain_;
+    }
+    const std::vector<MemberTiers>& members() const { return members_; }
+    const std::vector<Crossings>& crossings() const { return crossings_; }
+
+private:
+    // Members in one unshifted domain share a shifted one, and different ones do not.
+    bool same_partition() {
+        runs_.clear();
+        const std::size_t n = members_.size();
+        for (std::size_t r0 = 0; r0 < n;) {
+            std::size_t r1 = r0;
+            const std::int64_t shifted = members_[order_[r0]].domain;
+            while (r1 < n && base_domain_[order_[r1]] == base_domain_[order_[r0]]) {
+                if (members_[order_[r1]].domain != shifted) return false;
+                ++r1;
+            }
+            runs_.push_back(shifted);
+            r0 = r1;
+        }
+        std::sort(runs_.begin(), runs_.end());
+        return std::adjacent_find(runs_.begin(), runs_.end()) == runs_.end();
+    }
+
+    std::vector<MemberTiers> members_;
+    std::vector<std::size_t> order_;
+    std::vector<std::int64_t> base_domain_, runs_;
+    std::vector<std::int64_t> per_leaf_, per_pod_;  // zero between calls
+    std::vector<Crossings> crossings_;
+};
+
+// tier_worst_link for the all-to-all of `group`, per member; `pairs` is the flow list it falls
+// back to where a concurrent group's shift regroups the domains (not on the fabrics Sextant builds).
+template <class Flows>
+double all_to_all_worst_link(const ClusterGraph& graph, const GroupPlacement& group, double efficiency, const Flows& pairs) {
+    thread_local AllToAllCounts base, shifted;
+    thread_local TierLoads t;
+    thread_local RepeatedSum fold;
+    base.count(graph, group.gpus, 0);
+    std::size_t flows = 0;
+    std::int64_t top = 0, shift = 0;
+    for (std::size_t i = 0; i < group.gpus.size(); ++i) {
+        flows += static_cast<std::size_t>(base.crossings()[i].nic);
+        top = std::max(top, group.gpus[i]);
+    }
+    if (flows == 0) return 0.0;
+    const Sample sample = sample_groups(group, flows);
+    for (auto offset : sample.offsets) shift = std::max(shift, offset);
+    t.start(graph, static_cast<std::size_t>(top + shift + 1));
+    // Crossing counts first (integers, exact in a double), the weight folded in when read.
+    shifted.order_from(base);
+    for (auto offset : sample.offsets) {
+        const AllToAllCounts* at = &base;
+        if (offset != 0) {
+            if (!shifted.count(graph, group.gpus, offset)) return tier_worst_link(graph, group, efficiency, pairs);
+            at = &shifted;
+        }
+        for (std::size_t i = 0; i < group.gpus.size(); ++i) {
+            const MemberTiers& m = at->members()[i];
+            const Crossings& c = at->crossings()[i];
+            const auto cross = [&](std::vector<TierLoads::Slot>& up, std::vector<TierLoads::Slot>& down, std::size_t slot, std::int64_t k) {
+                if (k == 0) return;
+                t.add(up, slot, static_cast<double>(k));
+                t.add(down, slot, static_cast<double>(k));
+            };
+            cross(t.nic_up, t.nic_down, static_cast<std::size_t>(m.gpu), c.nic);
+            cross(t.leaf_up, t.leaf_down, m.leaf, c.leaf);
+            cross(t.pod_up, t.pod_down, m.pod, c.pod);
+        }
+    }
+    const double w = sample.weight;
+    double worst = 0;
+    const auto ratio = [&](const std::vector<TierLoads::Slot>& loads, std::size_t slot, std::uint32_t link) {
+        worst = std::max(worst, fold(w, static_cast<std::size_t>(t.get(loads, slot))) / (graph.capacity(link) * efficiency));
+    };
+    for (std::size_t i = 0; i < group.gpus.size(); ++i) {
+        const MemberTiers& m = base.members()[i];
+        const Crossings& c = base.crossings()[i];
+        if (c.nic == 0) continue;
+        const auto f = graph.fabric_links(m.gpu);
+        const auto gpu = static_cast<std::size_t>(m.gpu);
+        for (const auto* loads : {&t.nic_up, &t.nic_down}) {
+            ratio(*loads, gpu, f.nic);
+            ratio(*loads, gpu, f.nic_leaf);
+        }
+        if (c.leaf == 0) continue;
+        ratio(t.leaf_up, f.leaf, graph.leaf_uplink(f.leaf));
+        ratio(t.leaf_down, f.leaf, graph.leaf_uplink(f.leaf));
+        if (c.pod == 0) continue;
+        ratio(t.pod_up, m.pod, graph.pod_uplink(m.pod));
+        ratio(t.pod_down, m.pod, graph.pod_uplink(m.pod));
+    }
+    return worst;
+}
 }  // namespace
 
 namespace {
@@ -188,11 +352,14 @@ GroupShape analyse(const ClusterGraph& graph, const GroupPlacement& group, doubl
     const auto worst_link = [&](const GroupPlacement& g, const auto& flows) {
         return Routed ? routed_worst_link(graph, g, efficiency, flows) : tier_worst_link(graph, g, efficiency, flows);
     };
+    const auto all_to_all_link = [&](const GroupPlacement& g) {
+        return Routed ? routed_worst_link(graph, g, efficiency, all_to_all) : all_to_all_worst_link(graph, g, efficiency, all_to_all);
+    };
     s.ring_seconds_per_byte = worst_link(group, ring);
     s.alone_ring_seconds_per_byte = worst_link(alone, ring);
     if (with_all_to_all) {
-        s.all_to_all_seconds_per_byte = worst_link(group, all_to_all);
-        s.alone_all_to_all_seconds_per_byte = worst_link(alone, all_to_all);
+        s.all_to_all_seconds_per_byte = all_to_all_link(group);
+        s.alone_all_to_all_seconds_per_byte = all_to_all_link(alone);
     }
     return s;
 }

@@ -277,6 +277,7 @@ LayoutCosts compute_layout_costs(const StepContext& ctx, const Layout& l) {
     c.output_forward = output_cost(costs, l, false);
     c.output_backward = output_cost(costs, l, true);
     c.transfer = pp_transfer(costs, l, groups);
+    c.grad_norm = grad_norm_all_reduce(costs, ctx.world_group());
     return c;
 }
 
@@ -305,8 +306,15 @@ const LayoutCosts& layout_costs(const StepContext& ctx, const Layout& l) {
     using Generation = std::unordered_map<LayerCostKey, LayoutCosts, LayerCostKeyHash>;
     constexpr std::size_t kGeneration = 8192;
     thread_local Generation newer, older;
+    // The search varies interleaving and the schedule fastest, so a layout's key is most often
+    // the one before's: that entry is compared first, without hashing. An entry stays where it
+    // is until its generation is dropped, and a turnover forgets it.
+    thread_local LayerCostKey last_key;
+    thread_local const LayoutCosts* last = nullptr;
     const LayerCostKey key = layer_cost_key(ctx, l);
-    if (const auto it = newer.find(key); it != newer.end()) return it->second;
+    if (last && key == last_key) return *last;
+    last_key = key;
+    if (const auto it = newer.find(key); it != newer.end()) return *(last = &it->second);
     auto found = older.extract(key);
     if (newer.size() >= kGeneration) {
         // The newer becomes the older; the dropped generation's bucket array is kept for the
@@ -315,8 +323,8 @@ const LayoutCosts& layout_costs(const StepContext& ctx, const Layout& l) {
         newer.clear();
         ++generations_turned;
     }
-    if (found) return newer.insert(std::move(found)).position->second;
-    return newer.emplace(key, compute_layout_costs(ctx, l)).first->second;
+    if (found) return *(last = &newer.insert(std::move(found)).position->second);
+    return *(last = &newer.emplace(key, compute_layout_costs(ctx, l)).first->second);
 }
 
 StepPlan plan_step(const StepContext& ctx, const Layout& l) {
@@ -334,7 +342,7 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
     const LayoutGroups& groups = *cached.groups;
     plan.microbatches = l.microbatches(s.training.global_batch);
     plan.shape = pipeline_shape(l, plan.microbatches, ctx.traits());
-    plan.step_overhead = ctx.runtime().step_overhead_s + grad_norm_all_reduce(costs, ctx.world_group());
+    plan.step_overhead = ctx.runtime().step_overhead_s + cached.grad_norm;
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
 

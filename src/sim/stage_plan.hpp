@@ -70,6 +70,7 @@ struct LayoutCosts {
     LayerKinds kinds{};
     PhaseCost embed_forward, embed_backward, output_forward, output_backward;
     double transfer = 0;
+    double grad_norm = 0;  // the gradient-norm all-reduce over every GPU: the same for every layout
 };
 // Valid until the thread's next call (a per-thread cache holds it).
 const LayoutCosts& layout_costs(const StepContext& context, const Layout& layout);
