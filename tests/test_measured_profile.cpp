@@ -150,3 +150,22 @@ TEST_CASE("the GEMM grid predicts the measured off-grid shapes: the H200's Llama
     CHECK(worst < 0.06);
     CHECK(total / double(scenario.size()) < 0.03);
 }
+
+TEST_CASE("the 500 W H100's compute factor is the H100 fit times FBGEMM's 500 W GEMM over the 700 W die's, like for like") {
+    // Both figures are BF16 torch.matmul(x, w.T) at 8192^3: 585.23 TFLOP/s on an "H100 500W"
+    // (pytorch/FBGEMM#2546) and PyTorch's on the H200 beside sextant-calibrate, read from the
+    // comparison the H200 profile ships (calibration/measured/.../compare.md).
+    const std::string logs = read_json("calibration/H200-SXM-141GB.json")["provenance"]["logs"].get<std::string>();
+    std::ifstream compare(source_path(logs.substr(0, logs.find(' ')) + "compare.md"));
+    double torch_700w = 0;
+    for (std::string line; std::getline(compare, line);)
+        if (line.rfind("| GEMM bf16 8192^3 |", 0) == 0) {
+            // | what | sextant-calibrate | PyTorch | ...
+            const std::size_t second = line.find('|', line.find('|', 1) + 1);
+            torch_700w = std::stod(line.substr(second + 1));
+        }
+    REQUIRE(torch_700w > 600);
+    const double h100_fit = read_json("calibration/H100-SXM5-80GB.json")["factors"]["compute"].get<double>();
+    const double derived = read_json("calibration/H100-SXM5-96GB-HBM2e-500W.json")["factors"]["compute"].get<double>();
+    CHECK(derived == doctest::Approx(h100_fit * 585.23 / torch_700w).epsilon(0.001));
+}
