@@ -9,6 +9,7 @@
 #include "spec/field_binding.hpp"
 #include "core/error.hpp"
 #include "spec/presets.hpp"
+#include "spec/reliability_spec.hpp"
 #include "spec/runtime_profile.hpp"
 #include "spec/scenario.hpp"
 
@@ -208,11 +209,17 @@ TEST_CASE("each enum's one name table is what the parser accepts and the printer
     round_trip(enum_names(TrainingMode{}), TrainingMode{});
     round_trip(enum_names(OptimizerKind{}), OptimizerKind{});
     round_trip(enum_names(AttentionKernel{}), AttentionKernel{});
+    round_trip(enum_names(SelectiveCheckpoint{}), SelectiveCheckpoint{});
+    round_trip(enum_names(CrossEntropyKernel{}), CrossEntropyKernel{});
+    round_trip(enum_names(reliability::GapKind{}), reliability::GapKind{});
     // The last enumerator has a name (a table one short would read past its end).
     CHECK(name_of(MlpKind::Relu) == "relu");
     CHECK(name_of(Precision::Fp4) == "fp4");
     CHECK(name_of(FabricKind::Ethernet) == "ethernet");
     CHECK(name_of(AttentionKernel::CudnnFused) == "cudnn-fused");
+    CHECK(name_of(SelectiveCheckpoint::Layers) == "layers");
+    CHECK(name_of(CrossEntropyKernel::PyTorch) == "pytorch");
+    CHECK(name_of(reliability::GapKind::Fixed) == "fixed");
     CHECK(recompute_name(Recompute::Full) == "full");
     // A misspelled enum value is refused with the table's names.
     json m = tiny_model();
