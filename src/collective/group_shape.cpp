@@ -163,9 +163,9 @@ double tier_worst_link(const ClusterGraph& graph, const GroupPlacement& group, d
 // members outside that domain, its leaf's uplink as many as are also on another leaf, and its
 // pod's uplink as many as are also in another pod (inclusion and exclusion over the members'
 // domain, leaf and pod). That is work per member, where the walk above visits every pair: a
-// 256-rank expert group is 65,280 flows, up to the 400,000 of the sampling budget with its
-// concurrent groups. Every flow adds the same weight, so a link's load is that weight added once
-// per crossing flow, in any order: RepeatedSum gives those sums, the same bits as tier_worst_link's.
+// 256-rank expert group on 8-GPU nodes is 63,488 flows, and with its concurrent groups up to the
+// sampling budget's 400,000. Every flow adds the same weight, so a link's load is that weight
+// added once per crossing flow, in any order: RepeatedSum gives those sums, tier_worst_link's bits.
 struct MemberTiers {
     std::int64_t gpu = 0, domain = 0;
     std::uint32_t leaf = 0, pod = 0;
