@@ -47,6 +47,7 @@ TEST_CASE("the measured H200 profile reads back as measured: cuDNN attention, GE
     CHECK(profile.gemm_tflops(Precision::Bf16, 8192, 8192, 8192) == doctest::Approx((*square)["tflops"].get<double>()));
     for (const json& p : doc["gemm"]["bf16"]) CHECK(p["tflops"].get<double>() < gpu.bf16_tflops);
     // The memory section is the largest buffer's (4 GiB), not an L2-resident one's.
+    CHECK(doc["memory"]["buffer_bytes"] == 4294967296LL);
     CHECK(doc["memory"]["source"].get<std::string>().find("4294967296 B") != std::string::npos);
     CHECK(doc["memory"]["copy_tbps"].get<double>() < gpu.hbm_tbps);
 }

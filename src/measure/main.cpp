@@ -154,7 +154,7 @@ json build_profile(const Options& o, const GpuSpec& gpu, const MeasurePlan& plan
         std::printf("memory %zu B: copy %.3f TB/s, rmsnorm proxy %.3f TB/s\n", r.bytes, r.copy_tbps, r.elementwise_tbps);
         if (r.bytes >= best.bytes) best = r;
     }
-    doc["memory"] = {{"copy_tbps", best.copy_tbps}, {"elementwise_tbps", best.elementwise_tbps},
+    doc["memory"] = {{"copy_tbps", best.copy_tbps}, {"elementwise_tbps", best.elementwise_tbps}, {"buffer_bytes", best.bytes},
                      {"source", "sextant-calibrate, device-to-device copy and RMSNorm proxy at " + std::to_string(best.bytes) + " B"}};
     doc["collectives"] = json::array();
     for (CollectiveSweep& c : collectives) {

@@ -25,7 +25,7 @@ constexpr FieldDef kProfileFields[] = {
     {"attention_kernel", FieldType::String,
      "the flash kernel the attention points measured (fused: not named; flash-attention-2; cudnn-fused): a runtime running that kernel reads "
      "them without the fitted compute factor", "", "fused", -1e300, 1e300, "fused|flash-attention-2|cudnn-fused"},
-    {"memory", FieldType::Object, "{copy_tbps, elementwise_tbps}"},
+    {"memory", FieldType::Object, "{copy_tbps, elementwise_tbps, buffer_bytes}"},
     {"collectives", FieldType::Array, "measured sweeps [{op, span, ranks, nodes, provenance, points: [{bytes, time_us, busbw_gbps}]}]"},
     {"comm", FieldType::Object, "collective model calibration"},
     {"factors", FieldType::Object, "fitted multipliers {compute, communication, overlap}"},
@@ -55,6 +55,7 @@ constexpr FieldDef kAttentionFields[] = {
 constexpr FieldDef kMemoryFields[] = {
     {"copy_tbps", FieldType::Number, "device-to-device copy bandwidth", "TB/s", "", 0.001},
     {"elementwise_tbps", FieldType::Number, "norm/elementwise kernel bandwidth", "TB/s", "copy_tbps", 0.001},
+    {"buffer_bytes", FieldType::Integer, "the buffer a measurement streamed (sextant-calibrate: its largest, past the L2)", "B", "", 1, 1e15},
     {"source", FieldType::String, "where the figures come from"},
 };
 constexpr FieldDef kFactorFields[] = {
