@@ -113,7 +113,9 @@ TEST_CASE("the H200's FlashAttention-2 points: slower than cuDNN at every point,
     }
     CHECK(compared == 16);
     CHECK(paired == 25);
-    CHECK(ratio_sum / compared == doctest::Approx(0.92).epsilon(0.05));
+    // On average within compare_torch.py's attention tolerance (10%) of the paper's series: the
+    // same kernel on the same compute.
+    CHECK(std::abs(ratio_sum / compared - 1.0) < 0.10);
 }
 
 TEST_CASE("calibrate show describes the measured H200 profile, its scaled-FP8 tables and other-kernel points included") {
@@ -140,6 +142,10 @@ TEST_CASE("the GEMM grid predicts the measured off-grid shapes: the H200's Llama
     const GpuSpec gpu = load_gpu("H200-SXM-141GB", "/gpu");
     const CalibrationProfile profile = CalibrationProfile::from_json(doc, "/calibration", gpu).with_factors({});
     // Measured 2026-11-27: the nine within -5.2% (logits forward) to +2.7%, mean |error| 2.3%.
+    // Held to what the measurement itself can tell apart: GEMM figures at 4096^3 moved 5-9%
+    // between runs of either tool (calibration/README.md), and compare_torch.py accepts a GEMM
+    // within 5% of PyTorch's: no shape further than the first, none on average further than
+    // the second.
     double worst = 0, total = 0;
     for (const json& p : scenario) {
         const double predicted = profile.gemm_tflops(Precision::Bf16, p["m"], p["n"], p["k"]);
@@ -148,8 +154,8 @@ TEST_CASE("the GEMM grid predicts the measured off-grid shapes: the H200's Llama
         worst = std::max(worst, std::abs(error));
         total += std::abs(error);
     }
-    CHECK(worst < 0.06);
-    CHECK(total / double(scenario.size()) < 0.03);
+    CHECK(worst < 0.09);
+    CHECK(total / double(scenario.size()) < 0.05);
 }
 
 TEST_CASE("the 500 W H100's compute factor is the H100 fit times FBGEMM's 500 W GEMM over the 700 W die's, like for like") {
