@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/layer_costs.hpp"
+#include "cost/quantization.hpp"
 #include "core/error.hpp"
 #include "sim/stage_plan.hpp"
 #include "sim/step_context.hpp"
@@ -345,4 +346,19 @@ TEST_CASE("EP all-to-all overlap: a forward's dispatch and combine hide under it
         CAPTURE(bad.dump());
         CHECK_THROWS_AS(scenario("mixtral-8x7b", l, 16), InputError);
     }
+}
+
+TEST_CASE("NVFP4 casts move what Transformer Engine's recipe kernels move, against MXFP8's one pass") {
+    // TE's NVFP4Quantizer (PR #2177): an amax pass over the 16-bit tensor (row-wise and
+    // post-Hadamard column-wise), a row-wise cast and a fused Hadamard-and-cast for the
+    // column-wise copy: three reads of 2 B, half a byte written each way, an E4M3 scale per 16
+    // elements each way. MXFP8 reads once and writes a byte each way with an E8M0 scale per 32.
+    // Both are divided by the same cast efficiency, so their ratio is the kernels' traffic ratio.
+    const QuantizationCost nv = quantization_cost(Scaling::Nv, false), mx = quantization_cost(Scaling::Mx, false);
+    const double nv_bytes = 3 * 2.0 + 2 * 0.5 + 2 * (1.0 / 16), mx_bytes = 2.0 + 2 * 1.0 + 2 * (1.0 / 32);
+    CHECK(nv.bytes_per_element / mx.bytes_per_element == doctest::Approx(nv_bytes / mx_bytes));
+    // Fused into its producer, an NVFP4 cast still reads the tensor for the column-wise copy;
+    // MXFP8's writes its copies only.
+    const double nv_fused = 2 * 0.5 + 2.0 + 2 * (1.0 / 16), mx_fused = 2 * 1.0 + 2 * (1.0 / 32);
+    CHECK(nv.fused_bytes_per_element / mx.fused_bytes_per_element == doctest::Approx(nv_fused / mx_fused));
 }

@@ -43,12 +43,15 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         // column-wise FP8 with an E8M0 scale per 32 elements; B300 kernel-only GEMM 2,677 TFLOP/s
         // against 2,815 for per-tensor FP8 (0.95).
         case Scaling::Mx: return with_efficiency(0.95, 2.0 + 2.0 + 2.0 / 32, 2.0 + 2.0 / 32);
-        // NVFP4: an amax pass for the tensor scale (2 B), a read (2 B) writing row-wise and
-        // column-wise FP4 (0.5 + 0.5 B, E4M3 scale per 16), the column-wise copy after a 16x16
-        // random Hadamard transform (one more read and write of the 16-bit tensor, 4 B). B300
-        // kernel-only GEMM 5,094 TFLOP/s, 0.38 of the 13,500 FP4 peak where per-tensor FP8
-        // reaches 0.63 of its peak: 0.60 on the FP8-shaped efficiency curve.
-        case Scaling::Nv: return with_efficiency(0.60, 2.0 + 2.0 + 1.0 + 2.0 / 16 + 4.0, 1.0 + 2.0 / 16 + 4.0);
+        // NVFP4 (Transformer Engine's recipe since PR #2177, September 2025: NVFP4Quantizer::
+        // quantize_impl): one pass reads the tensor for both amaxes, the row-wise and the
+        // post-Hadamard column-wise (2 B); a cast reads it again and writes row-wise FP4 (2 + 0.5
+        // B); a fused 16x16 random-Hadamard-transform-and-cast kernel reads it once more and
+        // writes the column-wise FP4 (2 + 0.5 B); E4M3 scales per 16 elements each way. A cast
+        // fused into its producer still needs the column-wise kernel's read. B300 kernel-only
+        // GEMM 5,094 TFLOP/s, 0.38 of the 13,500 FP4 peak where per-tensor FP8 reaches 0.63 of
+        // its peak: 0.60 on the FP8-shaped efficiency curve.
+        case Scaling::Nv: return with_efficiency(0.60, 2.0 + (2.0 + 0.5) + (2.0 + 0.5) + 2.0 / 16, 0.5 + (2.0 + 0.5) + 2.0 / 16);
     }
     return {1.0, 0.0, 0.0};
 }

@@ -17,7 +17,8 @@ struct QuantizationCost {
     // GEMM, with their scales.
     double bytes_per_element = 0.0;
     // The same where the quantisation is fused into the kernel producing the tensor: only the
-    // low-precision copies are written.
+    // low-precision copies are written (and what a copy's own kernel must read again: NVFP4's
+    // Hadamard-transformed column-wise copy).
     double fused_bytes_per_element = 0.0;
 };
 
