@@ -348,7 +348,7 @@ TEST_CASE("EP all-to-all overlap: a forward's dispatch and combine hide under it
     }
 }
 
-TEST_CASE("NVFP4 casts move what Transformer Engine's recipe kernels move, against MXFP8's one pass") {
+TEST_CASE("NVFP4 and FP8 block casts move what Transformer Engine's recipe kernels move, against MXFP8's one pass") {
     // TE's NVFP4Quantizer (PR #2177): an amax pass over the 16-bit tensor (row-wise and
     // post-Hadamard column-wise), a row-wise cast and a fused Hadamard-and-cast for the
     // column-wise copy: three reads of 2 B, half a byte written each way, an E4M3 scale per 16
@@ -361,4 +361,8 @@ TEST_CASE("NVFP4 casts move what Transformer Engine's recipe kernels move, again
     // MXFP8's writes its copies only.
     const double nv_fused = 2 * 0.5 + 2.0 + 2 * (1.0 / 16), mx_fused = 2 * 1.0 + 2 * (1.0 / 32);
     CHECK(nv.fused_bytes_per_element / mx.fused_bytes_per_element == doctest::Approx(nv_fused / mx_fused));
+    // DeepSeek's 1x128 blocks on Hopper are one pass too (quantize_transpose_vector_blockwise:
+    // a tile read once, written row-wise and transposed), with an fp32 scale per 128 each way.
+    const QuantizationCost block = quantization_cost(Scaling::Block, false);
+    CHECK(block.bytes_per_element / mx.bytes_per_element == doctest::Approx((2.0 + 2 * 1.0 + 2 * (4.0 / 128)) / mx_bytes));
 }

@@ -34,11 +34,13 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         // row-scaled GEMM reaches 90-100% of cuBLAS tensor-wise on H100 for most shapes
         // (pytorch/pytorch#147971; FBGEMM#2764: 1,324 vs 1,355 TFLOP/s): 0.95.
         case Scaling::Row: return with_efficiency(0.95, 6.0, 2.0);
-        // 1x128 / 128x128 block scaling on Hopper (TE Float8BlockScaling): row-wise and
-        // column-wise 1-D quantisations each read the tensor and write FP8 with an fp32 scale per
-        // 128 elements; the block-scaled GEMM runs at 0.89 of current scaling's autocast rate on
-        // H200 NVL (TE gemm profiling: 838 vs 945 TFLOP/s), taken as its kernel ratio.
-        case Scaling::Block: return with_efficiency(0.89, 6.0 + 8.0 / 128, 2.0 + 8.0 / 128);
+        // 1x128 / 128x128 block scaling on Hopper (TE Float8BlockScaling): one kernel reads the
+        // tensor once and writes the row-wise copy and the transposed column-wise one, FP8 with
+        // an fp32 scale per 128 elements each (quantize_transpose_vector_blockwise, TE PR #1513:
+        // each tile is read once into shared memory, cast, then transposed and cast); the
+        // block-scaled GEMM runs at 0.89 of current scaling's autocast rate on H200 NVL (TE gemm
+        // profiling: 838 vs 945 TFLOP/s), taken as its kernel ratio.
+        case Scaling::Block: return with_efficiency(0.89, 2.0 + 2.0 + 8.0 / 128, 2.0 + 8.0 / 128);
         // MXFP8 (Blackwell): one kernel reads the tensor once and writes row-wise and
         // column-wise FP8 with an E8M0 scale per 32 elements; B300 kernel-only GEMM 2,677 TFLOP/s
         // against 2,815 for per-tensor FP8 (0.95).
