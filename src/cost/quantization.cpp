@@ -49,11 +49,16 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         // quantize_impl): one pass reads the tensor for both amaxes, the row-wise and the
         // post-Hadamard column-wise (2 B); a cast reads it again and writes row-wise FP4 (2 + 0.5
         // B); a fused 16x16 random-Hadamard-transform-and-cast kernel reads it once more and
-        // writes the column-wise FP4 (2 + 0.5 B); E4M3 scales per 16 elements each way. A cast
-        // fused into its producer still needs the column-wise kernel's read. B300 kernel-only
+        // writes the column-wise FP4 (2 + 0.5 B); E4M3 scales per 16 elements each way. Nothing
+        // of it fuses into the producer: with the Hadamard transform on (the recipe's default for
+        // inputs and gradients), TE's norm writes its 16-bit output and the quantiser runs whole
+        // (normalization.cpp: post-RHT amax -> Impl::UNFUSED, since PR #2177). B300 kernel-only
         // GEMM 5,094 TFLOP/s, 0.38 of the 13,500 FP4 peak where per-tensor FP8 reaches 0.63 of
         // its peak: 0.60 on the FP8-shaped efficiency curve.
-        case Scaling::Nv: return with_efficiency(0.60, 2.0 + (2.0 + 0.5) + (2.0 + 0.5) + 2.0 / 16, 0.5 + (2.0 + 0.5) + 2.0 / 16);
+        case Scaling::Nv: {
+            const double passes = 2.0 + (2.0 + 0.5) + (2.0 + 0.5) + 2.0 / 16;
+            return with_efficiency(0.60, passes, passes);
+        }
     }
     return {1.0, 0.0, 0.0};
 }

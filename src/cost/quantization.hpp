@@ -17,8 +17,7 @@ struct QuantizationCost {
     // GEMM, with their scales.
     double bytes_per_element = 0.0;
     // The same where the quantisation is fused into the kernel producing the tensor: only the
-    // low-precision copies are written (and what a copy's own kernel must read again: NVFP4's
-    // Hadamard-transformed column-wise copy).
+    // low-precision copies are written (where the recipe lets it fuse: NVFP4's does not).
     double fused_bytes_per_element = 0.0;
 };
 
