@@ -231,10 +231,12 @@ public:
     const std::vector<Crossings>& crossings() const { return crossings_; }
 
 private:
-    // Members in one unshifted domain share a shifted one, and different ones do not.
+    // Members in one unshifted domain share a shifted one, and different ones do not (false too
+    // without the unshifted group's order: order_from was not called for this group).
     bool same_partition() {
         runs_.clear();
         const std::size_t n = members_.size();
+        if (order_.size() != n) return false;
         for (std::size_t r0 = 0; r0 < n;) {
             std::size_t r1 = r0;
             const std::int64_t shifted = members_[order_[r0]].domain;

@@ -147,14 +147,6 @@ double adapter_params(const Scenario& s, const Layout& l, std::int64_t layers) {
 }
 
 namespace {
-// Where the run of layers from `layer` that are all dense or all MoE ends (at most `end`): the
-// first_dense_layers, then every layer MoE when layer_frequency is 1; otherwise runs of one.
-std::int64_t same_kind_until(const ModelSpec& m, std::int64_t layer, std::int64_t end) {
-    if (!m.is_moe()) return end;
-    if (layer < m.moe.first_dense_layers) return std::min(end, m.moe.first_dense_layers);
-    return m.moe.layer_frequency == 1 ? end : layer + 1;
-}
-
 // The parameters of model stage `stage`'s layers, with the embedding where the stage holds the
 // start of the model and the output layer where it holds the end.
 StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t stage, bool first, bool last,
@@ -167,7 +159,7 @@ StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t
         // loop below would sum it, without the loop: the screen asks this of every stage of
         // millions of layouts, from the memory model and the stage plan.
         thread_local RepeatedSum dense_sum, expert_sum;
-        const std::int64_t run_end = same_kind_until(m, layer, range.second);
+        const std::int64_t run_end = m.moe_run_end(layer, range.second);
         const StageParams& lp = layer_params(layer);
         p.dense = dense_sum(lp.dense, static_cast<std::size_t>(run_end - layer));
         p.expert = expert_sum(lp.expert, static_cast<std::size_t>(run_end - layer));

@@ -1,6 +1,7 @@
 #pragma once
 // The shape of a decoder-only transformer: what parameter counts, FLOPs and activation memory
 // are computed from.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -92,6 +93,14 @@ struct ModelSpec {
         if (!is_moe() || layer < moe.first_dense_layers) return false;
         // Every layer after the dense ones (the common case) without the division.
         return moe.layer_frequency == 1 || (layer - moe.first_dense_layers) % moe.layer_frequency == 0;
+    }
+    // Where the run of layers from `layer` that layer_is_moe answers alike ends (at most `end`):
+    // the first_dense_layers, then every layer MoE when layer_frequency is 1; otherwise runs of
+    // one (a shorter run than the true one is still a run of one kind).
+    std::int64_t moe_run_end(std::int64_t layer, std::int64_t end) const {
+        if (!is_moe()) return end;
+        if (layer < moe.first_dense_layers) return std::min(end, moe.first_dense_layers);
+        return moe.layer_frequency == 1 ? end : layer + 1;
     }
     std::int64_t moe_layer_count() const;
 };
