@@ -357,12 +357,54 @@ TEST_CASE("NVFP4 and FP8 block casts move what Transformer Engine's recipe kerne
     const QuantizationCost nv = quantization_cost(Scaling::Nv, false), mx = quantization_cost(Scaling::Mx, false);
     const double nv_bytes = 3 * 2.0 + 2 * 0.5 + 2 * (1.0 / 16), mx_bytes = 2.0 + 2 * 1.0 + 2 * (1.0 / 32);
     CHECK(nv.bytes_per_element / mx.bytes_per_element == doctest::Approx(nv_bytes / mx_bytes));
-    // Behind a norm or an activation, MXFP8's cast writes its copies only; NVFP4's does not fuse
-    // (TE's norm runs the whole quantiser after it when the Hadamard transform is on).
+    // Behind TE's norm neither fuses: the norm writes 16 bits and the whole quantiser runs after
+    // it (normalization.cpp: Impl::UNFUSED for MXFP8 without cuDNN's norm, and for NVFP4 with the
+    // Hadamard transform on).
     CHECK(nv.fused_bytes_per_element == nv.bytes_per_element);
-    CHECK(mx.fused_bytes_per_element / mx.bytes_per_element == doctest::Approx((2 * 1.0 + 2 * (1.0 / 32)) / mx_bytes));
+    CHECK(mx.fused_bytes_per_element == mx.bytes_per_element);
     // DeepSeek's 1x128 blocks on Hopper are one pass too (quantize_transpose_vector_blockwise:
     // a tile read once, written row-wise and transposed), with an fp32 scale per 128 each way.
     const QuantizationCost block = quantization_cost(Scaling::Block, false);
     CHECK(block.bytes_per_element / mx.bytes_per_element == doctest::Approx((2.0 + 2 * 1.0 + 2 * (4.0 / 128)) / mx_bytes));
+}
+
+TEST_CASE("per-tensor FP8 behind a norm: delayed scaling casts inside the norm, current scaling casts after it") {
+    // Delayed scaling: a standalone cast-transpose reads 2 B and writes two FP8 copies (4 B); the
+    // norm that casts for it writes the copies only (2 B). Current scaling adds an amax pass to
+    // the standalone cast (6 B); behind TE's norm the norm computes the amax while it writes its
+    // 16-bit output, and a cast reads that back and writes the copies (FUSED_NORM_AMAX_FP8: 4 B).
+    const QuantizationCost delayed = quantization_cost(Scaling::Tensor, true), current = quantization_cost(Scaling::Tensor, false);
+    CHECK(delayed.fused_bytes_per_element / delayed.bytes_per_element == doctest::Approx(2.0 / 4.0));
+    CHECK(current.bytes_per_element / delayed.bytes_per_element == doctest::Approx(6.0 / 4.0));
+    CHECK(current.fused_bytes_per_element / delayed.bytes_per_element == doctest::Approx(4.0 / 4.0));
+}
+
+TEST_CASE("the MLP's activation-side casts fuse into an activation that quantises, and run in the linear layer behind Megatron-Core's") {
+    // Llama 3 8B, FP8 with delayed scaling, one 4096-token microbatch, TP 1. Megatron-Core's
+    // bias_swiglu_impl writes 16 bits, so the second MLP GEMM's input (4096 x ffn, forward) and
+    // the first's output gradient (4096 x 2 ffn, backward) are quantised standalone; where the
+    // activation writes the quantised copies itself, only those. The difference is those elements
+    // times the bytes the standalone cast moves beyond the fused one, at the profile's memory
+    // rate through the runtime's efficiency.
+    json doc = {{"model", "llama3-8b"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 8}}},
+                {"training", {{"seq_len", 4096}, {"global_batch", 64}, {"precision", "fp8"}, {"framework", "megatron-core-2024"}}},
+                {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    const StepContext ctx(s);
+    REQUIRE(ctx.runtime().fp8_delayed_scaling);
+    CHECK_FALSE(ctx.runtime().activation_cast_fused);  // Megatron-Core's own activation kernels
+    const Layout l = resolve_layout(s, s.layout);
+    RuntimeProfile fused = ctx.runtime(), separate = ctx.runtime();
+    fused.activation_cast_fused = true;
+    separate.activation_cast_fused = false;
+    const CostContext with_fused{s, ctx.profile(), fused, ctx.network()}, with_separate{s, ctx.profile(), separate, ctx.network()};
+    const LayerCost a = layer_cost(with_fused, l, ctx.groups(l), 0), b = layer_cost(with_separate, l, ctx.groups(l), 0);
+    const QuantizationCost q = quantization_cost(Scaling::Tensor, true);
+    const double extra = q.bytes_per_element - q.fused_bytes_per_element;
+    const double rate = ctx.profile().memory_tbps() * 1e12 * fused.compute_efficiency;
+    const double T = 4096, ffn = static_cast<double>(s.model.ffn_hidden);
+    CHECK(b.forward.memory - a.forward.memory == doctest::Approx(T * ffn * extra / rate).epsilon(1e-9));
+    CHECK(b.backward.memory - a.backward.memory == doctest::Approx(T * 2 * ffn * extra / rate).epsilon(1e-9));
+    CHECK(b.forward.gemm == a.forward.gemm);
 }

@@ -43,6 +43,10 @@ public:
           quantization_(quantization_cost(recipe.scaling, ctx.runtime.fp8_delayed_scaling)),
           frozen_(ctx.scenario.training.mode == TrainingMode::Lora) {}
     Kernels bf16_kernels() const { return Kernels(ctx_, precision_recipes().front()); }
+    // Who quantises the second MLP GEMM's input (forward) and the first's output gradient
+    // (backward): the activation kernel, where the runtime's activation is its quantiser's
+    // (runtime activation_cast_fused), else the linear layer after it, standalone.
+    Producer activation() const { return ctx_.runtime.activation_cast_fused ? Producer::Fused : Producer::Standalone; }
     // The same kernels on a MoE layer's expert path.
     Kernels moe_kernels() const {
         Kernels k = *this;
@@ -156,8 +160,8 @@ double mlp(const ModelSpec& m, const Kernels& k, double tokens, double ffn, doub
            Producer input = Producer::Fused) {
     const double h = d(m.hidden);
     const double up = m.gated_mlp() ? 2 * ffn : ffn;
-    k.linear(f, b, tokens, up / tp, h, input, Producer::Fused);
-    k.linear(f, b, tokens, h, ffn / tp, Producer::Fused);
+    k.linear(f, b, tokens, up / tp, h, input, k.activation());
+    k.linear(f, b, tokens, h, ffn / tp, k.activation());
     const double act_bytes = m.gated_mlp() ? 6 * ffn : 4 * ffn;  // read gate|up, write product
     const double act = k.memory(tokens * act_bytes / tp);
     f.memory += act;

@@ -27,8 +27,14 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         // Per-tensor scaling: delayed scaling takes the scale from the amax history and runs one
         // cast-transpose (read 2 B, write the row-wise and transposed FP8 copies, 1 + 1 B);
         // current scaling (NeMo's FP8-CS, torchao tensorwise) runs an amax pass first (2 B more).
-        // A cast fused into the norm or activation kernel writes the two copies only.
-        case Scaling::Tensor: return with_efficiency(1.0, delayed ? 4.0 : 6.0, 2.0);
+        // Behind a norm, delayed scaling's cast runs inside the norm kernel, which writes the two
+        // copies only; current scaling's scale needs the whole tensor's amax before any element
+        // is cast, so TE's norm writes its 16-bit output and the amax, and a cast reads it back
+        // and writes the copies (TransformerEngine d0067d0, pytorch/csrc/extensions/
+        // normalization.cpp: Impl::FUSED_NORM_AMAX_FP8, "compute norm and amax in high precision,
+        // then quantize"): 2 + 1 + 1 B. Inductor's casts behind a compiled norm or activation
+        // (torchao tensorwise) have the same two passes.
+        case Scaling::Tensor: return with_efficiency(1.0, delayed ? 4.0 : 6.0, delayed ? 2.0 : 4.0);
         // torchao row-wise: two axis-wise casts (row scales for the forward GEMM, column scales
         // for the weight gradient), each reading the tensor (2 B) and writing 1 B; CUTLASS's
         // row-scaled GEMM reaches 90-100% of cuBLAS tensor-wise on H100 for most shapes
@@ -43,8 +49,13 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         case Scaling::Block: return with_efficiency(0.89, 2.0 + 2.0 + 8.0 / 128, 2.0 + 8.0 / 128);
         // MXFP8 (Blackwell): one kernel reads the tensor once and writes row-wise and
         // column-wise FP8 with an E8M0 scale per 32 elements; B300 kernel-only GEMM 2,677 TFLOP/s
-        // against 2,815 for per-tensor FP8 (0.95).
-        case Scaling::Mx: return with_efficiency(0.95, 2.0 + 2.0 + 2.0 / 32, 2.0 + 2.0 / 32);
+        // against 2,815 for per-tensor FP8 (0.95). TE's own norm kernel does not write MXFP8: the
+        // norm writes 16 bits and the quantiser runs whole after it (normalization.cpp:
+        // Impl::UNFUSED for MXFP8 quantizers unless NVTE_NORM_FWD_USE_CUDNN selects cuDNN's norm,
+        // which Megatron-Bridge's performance scripts unset for every MXFP8 recipe,
+        // scripts/performance/perf_plugins.py at v0.2.1 and v0.3.0), so fused costs what
+        // standalone does.
+        case Scaling::Mx: return with_efficiency(0.95, 2.0 + 2.0 + 2.0 / 32, 2.0 + 2.0 + 2.0 / 32);
         // NVFP4 (Transformer Engine's recipe since PR #2177, September 2025: NVFP4Quantizer::
         // quantize_impl): one pass reads the tensor for both amaxes, the row-wise and the
         // post-Hadamard column-wise (2 B); a cast reads it again and writes row-wise FP4 (2 + 0.5

@@ -73,6 +73,10 @@ constexpr FieldDef kRuntimeFields[] = {
     {"fp8_delayed_scaling", FieldType::Boolean,
      "per-tensor FP8 takes its scales from the amax history (delayed scaling) rather than a fresh amax pass (current scaling)", "",
      default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::fp8_delayed_scaling>()},
+    {"activation_cast_fused", FieldType::Boolean,
+     "the MLP's activation kernel writes the next GEMM's quantised input (and its backward the quantised gradient); false: the linear "
+     "layer quantises the activation's 16-bit output in its own kernels", "",
+     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::activation_cast_fused>()},
     {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "",
      default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::zero3_reshard_with_pp>()},
     {"zero3_regather_for_recompute", FieldType::Boolean, "full recompute gathers the parameters again for the recomputed forward", "",

@@ -132,6 +132,12 @@ struct RuntimeProfile {
     bool grad_clip = true;
     bool zero3_reshard_with_pp = true;   // ZeRO-3 frees gathered weights after forward under PP too
     bool fp8_delayed_scaling = false;    // per-tensor FP8 scales from the amax history, no amax pass
+    // The MLP's activation kernel writes the quantised input of the GEMM after it (and its
+    // backward the quantised output gradient of the GEMM before): Transformer Engine's
+    // LayerNormMLP, or a compiler fusing the cast into it. False: the activation writes 16 bits
+    // and the next linear layer quantises them in its own kernels (Megatron-Core's
+    // bias_swiglu_impl / bias_gelu_impl before a TE linear layer).
+    bool activation_cast_fused = true;
     // MoE token dispatch: NCCL all-to-all sends every routed copy; DeepEP and HybridEP send a
     // token once to each remote node its experts sit on and forward it over NVLink there.
     bool moe_node_dedup = false;
