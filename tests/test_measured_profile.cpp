@@ -176,3 +176,14 @@ TEST_CASE("the 500 W H100's compute factor is the H100 fit times FBGEMM's 500 W 
     const double derived = read_json("calibration/H100-SXM5-96GB-HBM2e-500W.json")["factors"]["compute"].get<double>();
     CHECK(derived == doctest::Approx(h100_fit * 585.23 / torch_700w).epsilon(0.001));
 }
+
+TEST_CASE("the B300's compute level is the B200's carried over as the GB300's fit stands to the GB200's") {
+    // No dense B300 run is published to fit on. The GB300 and GB200 levels were fitted on the
+    // same model, precision and software (calibration/fit/gb{2,3}00-nemo-2025.json), so their
+    // ratio is the Blackwell Ultra die's over the Blackwell die's, the pair the B300 and B200
+    // carry. A refit of any of the three without the B300 fails here.
+    const auto compute = [](const char* file) { return read_json(file)["factors"]["compute"].get<double>(); };
+    const double b200 = compute("calibration/B200.json"), gb200 = compute("calibration/GB200.json"), gb300 = compute("calibration/GB300.json");
+    CHECK(gb300 > gb200);
+    CHECK(compute("calibration/B300-SXM-270GB.json") == doctest::Approx(b200 * gb300 / gb200).epsilon(0.001));
+}
