@@ -474,6 +474,14 @@ TEST_CASE("Megatron exports: FSDP without --overlap-param-gather, offload with t
                           "--moe-shared-expert-intermediate-size", "--moe-layer-freq", "--expert-model-parallel-size", "--mtp-num-layers"})
         CHECK_MESSAGE(has(d, f), f);
     CHECK_FALSE(has(d, "--group-query-attention"));
+    CHECK_FALSE(has(d, "--moe-expert-capacity-factor"));  // dropless
+    // Token dropping at a capacity, padded: Megatron's two flags, which its checks accept together.
+    dsv3.model.moe.capacity_factor = 1.25;
+    dsv3.model.moe.pad_to_capacity = true;
+    const Emitted dropping = emit_plan(EmitFormat::Megatron, dsv3, resolve_layout(dsv3, dsv3.layout));
+    CHECK(has(dropping, "--moe-expert-capacity-factor"));
+    CHECK(has(dropping, "--moe-pad-expert-input-to-capacity"));
+    check_megatron({dsv3, resolve_layout(dsv3, dsv3.layout)}, data);
 }
 
 TEST_CASE("Megatron exports of today's model features: squared ReLU, sliding windows, expert TP, recompute modules, offload, Muon") {

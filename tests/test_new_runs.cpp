@@ -95,6 +95,40 @@ TEST_CASE("MoE efficiency scales the routed experts' grouped GEMMs, not the shar
     CHECK(b.backward.gemm - a.backward.gemm == doctest::Approx(2 * routed_flops / rate).epsilon(1e-9));
 }
 
+TEST_CASE("token dropping: the busiest expert's share is the imbalance capped at the capacity, or the capacity where padded") {
+    MoeSpec e;
+    e.load_imbalance = 1.1;
+    CHECK(e.routed_share() == 1.1);  // dropless
+    e.capacity_factor = 1.25;
+    CHECK(e.routed_share() == 1.1);  // under capacity: nothing dropped
+    e.load_imbalance = 1.6;
+    CHECK(e.routed_share() == 1.25);  // the busiest expert drops what is over capacity
+    e.load_imbalance = 1.0;
+    e.pad_to_capacity = true;
+    CHECK(e.routed_share() == 1.25);  // padded: every expert runs its whole capacity
+
+    // DeepSeek-V3, EP 8 on 8 GPUs, one 4096-token microbatch, balanced routing, flat GEMM rate:
+    // padding to capacity 1.25 adds a quarter of the routed experts' GEMM FLOPs, forward and
+    // backward, and sends a quarter more over the all-to-all; the router and the shared expert
+    // do not move.
+    Scenario s = scenario("deepseek-v3", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}}, 8);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    const Layout l = resolve_layout(s, s.layout);
+    RuntimeProfile runtime = ctx.runtime();
+    runtime.moe_efficiency = 1.0;
+    const std::int64_t layer = 3;
+    const LayerCost dropless = layer_cost(CostContext{s, profile, runtime, ctx.network()}, l, ctx.groups(l), layer);
+    s.model.moe.capacity_factor = 1.25;
+    s.model.moe.pad_to_capacity = true;
+    const LayerCost padded = layer_cost(CostContext{s, profile, runtime, ctx.network()}, l, ctx.groups(l), layer);
+    const double h = 7168, ffn = 2048, routed_flops = 2 * 4096.0 * 8 * 3 * h * ffn;
+    const double rate = kFlatTflops * 1e12 * runtime.compute_efficiency;
+    CHECK(padded.forward.gemm - dropless.forward.gemm == doctest::Approx(0.25 * routed_flops / rate).epsilon(1e-9));
+    CHECK(padded.backward.gemm - dropless.backward.gemm == doctest::Approx(0.5 * routed_flops / rate).epsilon(1e-9));
+    CHECK(padded.forward.ep > dropless.forward.ep);
+}
+
 TEST_CASE("expert all-to-all: dispatch and combine move every routed copy of this rank's tokens over the EP group") {
     // Mixtral 8x7B, EP 8 folded over TP 2 x DP 8: each rank routes its sequence-parallel share of
     // the tokens, top-2, in bf16.

@@ -75,7 +75,7 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
         const ModelSpec spec = parse_model(m, "/model");
         CHECK(check_defaults(model_fields(), spec, "/model") == 3);  // mtp_layers, qkv_bias, source
         CHECK(spec.name == field_default_text(model_fields(), "name"));
-        CHECK(check_defaults(moe_fields(), spec.moe, "/model/moe") == 4);
+        CHECK(check_defaults(moe_fields(), spec.moe, "/model/moe") == 6);
         CHECK(check_defaults(mla_fields(), spec.mla, "/model/attention") == 1);
         CHECK(check_defaults(sliding_window_fields(), spec.window, "/model/sliding_window") == 1);
         // The family default the table names is the one the parser applies.

@@ -387,6 +387,10 @@ TEST_CASE("rule: kv_heads divides heads; top_k does not exceed experts") {
     d["model"] = {{"layers", 4}, {"hidden", 1024}, {"heads", 8}, {"vocab", 1000}, {"ffn_hidden", 4096},
                   {"moe", {{"experts", 4}, {"top_k", 6}}}};
     expect(d, "/model/moe/top_k", "must not exceed experts (4)");
+    d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"pad_to_capacity", true}};
+    expect(d, "/model/moe/pad_to_capacity", "needs capacity_factor > 0");
+    d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"capacity_factor", -1}};
+    expect(d, "/model/moe/capacity_factor", ">= 0");
 }
 
 TEST_CASE("rule: files must exist and hold valid JSON") {

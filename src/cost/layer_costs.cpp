@@ -271,7 +271,7 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     const MoeSpec& e = m.moe;
     const double h = d(m.hidden);
     const double tokens = x.norm_T;                          // this rank's tokens
-    const double routed = tokens * d(e.top_k) * e.load_imbalance;  // copies it sends (and, balanced, receives)
+    const double routed = tokens * d(e.top_k) * e.routed_share();  // copies it sends (and, balanced, receives)
     k.bf16_kernels().linear(f, b, tokens, d(e.experts), h);  // the router, in 16 bits
     // The grouped GEMM runs every local expert on its share of the routed tokens.
     const double local_experts = d(e.experts) / d(l.ep);

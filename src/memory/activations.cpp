@@ -94,9 +94,9 @@ PerToken mlp_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t 
     }
     p.replicated += 4.0 * d(e.experts);  // fp32 router probabilities
     // Each token visits top_k experts (its permuted copy is the expert's first GEMM input); the
-    // busiest rank sees load_imbalance times the mean.
+    // busiest rank sees MoeSpec::routed_share() times the mean.
     const bool expert_act = recompute & (kRecomputeMoeAct | kRecomputeAct);
-    p.sharded += e.load_imbalance * d(e.top_k) * (t.saved_input_bytes * h + mlp_internals(m, t, e.expert_ffn_hidden, expert_act));
+    p.sharded += e.routed_share() * d(e.top_k) * (t.saved_input_bytes * h + mlp_internals(m, t, e.expert_ffn_hidden, expert_act));
     if (!(recompute & kRecomputeSharedExperts))
         p.sharded += d(e.shared_experts) * mlp_internals(m, t, e.shared_ffn_hidden, recompute & kRecomputeAct);
     return p;

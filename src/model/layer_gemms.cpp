@@ -44,7 +44,7 @@ std::vector<LayerGemm> layer_gemms(const ModelSpec& m, std::int64_t layer, std::
     const MoeSpec& e = m.moe;
     out.push_back({"router", T, e.experts, m.hidden});
     const std::int64_t local = e.experts / ep;
-    const double routed = static_cast<double>(T) * static_cast<double>(e.top_k) * e.load_imbalance;
+    const double routed = static_cast<double>(T) * static_cast<double>(e.top_k) * e.routed_share();
     const auto per_expert = static_cast<std::int64_t>(std::llround(routed / static_cast<double>(local)));
     mlp(m, "expert", per_expert, e.expert_ffn_hidden, tp, local, out);
     if (e.shared_experts > 0) mlp(m, "shared expert", T, e.shared_experts * e.shared_ffn_hidden, tp, 1, out);

@@ -175,6 +175,10 @@ const Feature kFeatures[] = {
          arg(e, "--expert-tensor-parallel-size", l.etp);
          arg(e, "--moe-token-dispatcher-type", "alltoall");
          flag(e, "--moe-grouped-gemm");
+         if (moe.capacity_factor > 0) {
+             arg(e, "--moe-expert-capacity-factor", fmt::format("{}", moe.capacity_factor));
+             if (moe.pad_to_capacity) flag(e, "--moe-pad-expert-input-to-capacity");
+         }
          if (l.ep_a2a_overlap) {
              // Megatron-Bridge's recipes pair it with the delayed weight-gradient GEMMs.
              flag(e, "--overlap-moe-expert-parallel-comm");
@@ -186,11 +190,22 @@ const Feature kFeatures[] = {
              e.notes.push_back("torchtitan has no merged forward-backward all-to-all overlap: the plan's ep_a2a_overlap is not set");
          if (s.model.moe.first_dense_layers > 0 || s.model.moe.shared_experts > 0)
              e.notes.push_back("torchtitan: the dense first layers and shared experts are part of the registered model, not the config");
+         if (s.model.moe.capacity_factor > 0)
+             e.notes.push_back(fmt::format("torchtitan's MoE routes dropless: the plan's capacity factor {} has no torchtitan setting",
+                                           s.model.moe.capacity_factor));
      },
      [](const Scenario& s, const Layout& l, Emitted& e) {
+         // DeepSpeed's MoE layer drops at capacity_factor 1.0 unless told otherwise (drop_tokens).
+         const MoeSpec& moe = s.model.moe;
+         const std::string capacity = moe.capacity_factor > 0 ? fmt::format("capacity_factor={}, drop_tokens=True", moe.capacity_factor)
+                                                              : std::string("drop_tokens=False");
          e.notes.push_back(fmt::format("DeepSpeed builds MoE layers in code: deepspeed.moe.layer.MoE(num_experts={}, k={}, "
-                                       "ep_size={}); its config has no expert settings",
-                                       s.model.moe.experts, s.model.moe.top_k, l.ep));
+                                       "ep_size={}, {}); its config has no expert settings",
+                                       moe.experts, moe.top_k, l.ep, capacity));
+         // Its gate dispatches an experts x capacity buffer (deepspeed/moe/sharded_moe.py, _sparse_encode).
+         if (moe.capacity_factor > 0 && !moe.pad_to_capacity)
+             e.notes.push_back("DeepSpeed's MoE layer always fills every expert's capacity (its dispatch buffer is experts x capacity): "
+                               "it runs the plan as if pad_to_capacity were set");
      }},
     {"multi-latent attention", [](const Scenario& s) { return s.model.attention == AttentionKind::MultiLatent; },
      [](const Scenario& s, const Layout&, Emitted& e) {

@@ -56,6 +56,13 @@ constexpr FieldDef kMoeFields[] = {
      bind<&MoeSpec::layer_frequency>()},
     {"load_imbalance", FieldType::Number, "tokens of the busiest expert over the mean", "", default_number(1.0), 1.0, 1e300, "",
      bind<&MoeSpec::load_imbalance>()},
+    {"capacity_factor", FieldType::Number,
+     "token dropping: an expert takes at most this many times its balanced share and drops the rest (Megatron "
+     "--moe-expert-capacity-factor); 0: dropless", "", default_number(0.0), 0.0, 1e300, "", bind<&MoeSpec::capacity_factor>()},
+    {"pad_to_capacity", FieldType::Boolean,
+     "with capacity_factor, every expert's input padded to the capacity (--moe-pad-expert-input-to-capacity): the experts and the "
+     "all-to-all carry capacity_factor times the balanced tokens", "", default_bool(false), -1e300, 1e300, "",
+     bind<&MoeSpec::pad_to_capacity>()},
 };
 
 constexpr FieldDef kMlaFields[] = {
@@ -125,6 +132,9 @@ MoeSpec parse_moe(const json& object, const std::string& path, std::int64_t ffn_
     if (m.expert_ffn_hidden <= 0)
         throw InputError(r.path_of("expert_ffn_hidden"), "", "is required when ffn_hidden is not set");
     if (!r.has("shared_ffn_hidden")) m.shared_ffn_hidden = m.expert_ffn_hidden;
+    if (m.pad_to_capacity && m.capacity_factor <= 0)
+        throw InputError(r.path_of("pad_to_capacity"), "true",
+                         "needs capacity_factor > 0: padding fills each expert to the capacity the factor sets (a dropless model has none)");
     return m;
 }
 

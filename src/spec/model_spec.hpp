@@ -55,6 +55,21 @@ struct MoeSpec {
     std::int64_t first_dense_layers = 0;   // DeepSeek: the first k layers use a dense MLP
     std::int64_t layer_frequency = 1;      // every n-th layer (after the dense ones) is MoE
     double load_imbalance = 1.0;           // busiest expert's tokens over the mean
+    // Token dropping (Megatron --moe-expert-capacity-factor): an expert takes at most this many
+    // times its balanced share of a rank's routed tokens and drops the rest; 0: dropless.
+    double capacity_factor = 0.0;
+    // With dropping, every expert's input padded to that capacity (--moe-pad-expert-input-to-
+    // capacity): static shapes, so the expert GEMMs and the all-to-all carry the capacity whatever
+    // the routing.
+    bool pad_to_capacity = false;
+    // The busiest rank's routed copies over a balanced rank's: the imbalance, capped at the
+    // capacity where tokens are dropped, the capacity itself where inputs are padded to it
+    // (megatron/core/transformer/moe/moe_utils.py get_capacity: ceil(tokens x top_k / experts x
+    // factor) per expert).
+    double routed_share() const {
+        if (capacity_factor <= 0) return load_imbalance;
+        return pad_to_capacity ? capacity_factor : std::min(load_imbalance, capacity_factor);
+    }
 };
 
 struct ModelSpec {
