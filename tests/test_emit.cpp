@@ -482,6 +482,20 @@ TEST_CASE("Megatron exports: FSDP without --overlap-param-gather, offload with t
     CHECK(has(dropping, "--moe-expert-capacity-factor"));
     CHECK(has(dropping, "--moe-pad-expert-input-to-capacity"));
     check_megatron({dsv3, resolve_layout(dsv3, dsv3.layout)}, data);
+    // The dispatcher: the layout's, else the runtime's (megatron-core-2024: NCCL all-to-all).
+    const auto value_of = [](const Emitted& e, const std::string& f) {
+        for (const auto& [name, value] : e.args)
+            if (name == f) return value.value_or("");
+        return std::string();
+    };
+    CHECK(value_of(dropping, "--moe-token-dispatcher-type") == "alltoall");
+    CHECK_FALSE(has(dropping, "--moe-flex-dispatcher-backend"));
+    dsv3.layout.moe_dispatcher = MoeDispatcher::HybridEP;
+    const Layout hybrid = resolve_layout(dsv3, dsv3.layout);
+    const Emitted flex = emit_plan(EmitFormat::Megatron, dsv3, hybrid);
+    CHECK(value_of(flex, "--moe-token-dispatcher-type") == "flex");
+    CHECK(value_of(flex, "--moe-flex-dispatcher-backend") == "hybridep");
+    check_megatron({dsv3, hybrid}, data);
 }
 
 TEST_CASE("Megatron exports of today's model features: squared ReLU, sliding windows, expert TP, recompute modules, offload, Muon") {

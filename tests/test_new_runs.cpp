@@ -155,7 +155,7 @@ TEST_CASE("expert all-to-all with node deduplication sends a token once per remo
                 {"layout", {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 32}}}};
     const Scenario s = parse_scenario(doc, data_dir());
     const StepContext ctx(s);
-    REQUIRE(ctx.runtime().moe_node_dedup);
+    REQUIRE(ctx.runtime().moe_dispatcher == MoeDispatcher::DeepEP);
     const Layout l = resolve_layout(s, s.layout);
     const LayoutGroups& g = ctx.groups(l);
     REQUIRE(g.ep.domains == 4);
@@ -163,6 +163,77 @@ TEST_CASE("expert all-to-all with node deduplication sends a token once per remo
     const double bytes = 4096.0 * k * 7168 * 2 * crossing;
     const double a2a = ctx.network().cost(CollectiveOp::AllToAll, Bytes(bytes), g.ep).time.value();
     CHECK(layer_cost(ctx.costs(), l, g, 3).forward.ep == doctest::Approx(2 * a2a).epsilon(1e-12));  // layer 3: the first MoE layer
+}
+
+TEST_CASE("MoE dispatchers: all-gather moves every token once over the EP group; a layout's DeepEP deduplicates under any runtime") {
+    // DeepSeek-V3 on 64 GPUs, EP 32 over 4 nodes, megatron-core-2024 (NCCL all-to-all by default).
+    json doc = {{"model", "deepseek-v3"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
+                {"training", {{"seq_len", 4096}, {"global_batch", 256}, {"precision", "bf16"}, {"framework", "megatron-core-2024"}}},
+                {"layout", {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 32}}}};
+    const auto layer3 = [](const json& d) {
+        const Scenario s = parse_scenario(d, data_dir());
+        const StepContext ctx(s);
+        const Layout l = resolve_layout(s, s.layout);
+        return std::pair{layer_cost(ctx.costs(), l, ctx.groups(l), 3), ctx.groups(l).ep};
+    };
+    const Scenario s = parse_scenario(doc, data_dir());
+    const StepContext ctx(s);
+    REQUIRE(ctx.runtime().moe_dispatcher == MoeDispatcher::AllToAll);
+    const double h = 7168, tokens = 4096, k = 8;
+    const auto [alltoall, g] = layer3(doc);
+    const double a2a = ctx.network().cost(CollectiveOp::AllToAll, Bytes(tokens * k * h * 2), g).time.value();
+    CHECK(alltoall.forward.ep == doctest::Approx(2 * a2a).epsilon(1e-12));
+    // Megatron's MoEAllGatherTokenDispatcher: each rank's 4096 tokens gathered by all 32, the
+    // outputs reduce-scattered back; the backward runs the pair the other way round.
+    doc["layout"]["moe_dispatcher"] = "allgather";
+    const auto [allgather, g2] = layer3(doc);
+    const double gathered = tokens * h * 2 * 32;
+    const double exchange = ctx.network().cost(CollectiveOp::AllGather, Bytes(gathered), g2).time.value() +
+                            ctx.network().cost(CollectiveOp::ReduceScatter, Bytes(gathered), g2).time.value();
+    CHECK(allgather.forward.ep == doctest::Approx(exchange).epsilon(1e-12));
+    CHECK(allgather.backward.ep == doctest::Approx(exchange).epsilon(1e-12));
+    CHECK(allgather.forward.gemm == alltoall.forward.gemm);  // the experts' work does not move
+    // DeepEP named by the layout: D (1 - (1 - 1/D)^k) / k of the copies cross, D = 4 nodes.
+    doc["layout"]["moe_dispatcher"] = "deepep";
+    const auto [deepep, g3] = layer3(doc);
+    const double D = 4, crossing = D * (1 - std::pow(1 - 1 / D, k)) / k;
+    const double dedup = ctx.network().cost(CollectiveOp::AllToAll, Bytes(tokens * k * h * 2 * crossing), g3).time.value();
+    CHECK(deepep.forward.ep == doctest::Approx(2 * dedup).epsilon(1e-12));
+    CHECK(deepep.forward.ep < alltoall.forward.ep);
+}
+
+TEST_CASE("MoE dispatcher rules follow Megatron's: no overlap with all-gather, no DeepEP padding, a MoE model") {
+    json doc = {{"model", "mixtral-8x7b"},
+                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 16}}},
+                {"training", {{"seq_len", 4096}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", "nemo-2025"}}},
+                {"layout", {{"tp", 2}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"moe_dispatcher", "allgather"}, {"ep_a2a_overlap", true}}}};
+    const auto error_path = [](const json& d) -> std::string {
+        try {
+            (void)parse_scenario(d, data_dir());
+        } catch (const InputError& e) {
+            return e.path();
+        }
+        return "";
+    };
+    CHECK(error_path(doc) == "/layout/ep_a2a_overlap");
+    CHECK(ep_overlap_rule(true, MoeDispatcher::AllGather, 8, 1, 1, std::nullopt, std::nullopt) != "");
+    CHECK(ep_overlap_rule(true, MoeDispatcher::HybridEP, 8, 1, 1, std::nullopt, std::nullopt) == "");
+    doc["layout"]["ep_a2a_overlap"] = false;
+    CHECK(error_path(doc) == "");
+    doc["layout"]["moe_dispatcher"] = "nccl";
+    CHECK(error_path(doc) == "/layout/moe_dispatcher");
+    json model = load_json_file(data_dir() / "models" / "mixtral-8x7b.json", "");
+    model["moe"]["capacity_factor"] = 1.0;
+    model["moe"]["pad_to_capacity"] = true;
+    doc["model"] = model;
+    doc["layout"]["moe_dispatcher"] = "deepep";
+    CHECK(error_path(doc) == "/layout/moe_dispatcher");
+    doc["layout"]["moe_dispatcher"] = "hybridep";
+    CHECK(error_path(doc) == "");
+    doc["model"] = "llama3-8b";
+    doc["layout"] = {{"tp", 1}, {"dp", 16}, {"moe_dispatcher", "alltoall"}};
+    CHECK(error_path(doc) == "/layout/moe_dispatcher");
 }
 
 TEST_CASE("context parallelism: cp - 1 ring steps of this rank's K and V forward, twice that backward") {

@@ -299,17 +299,29 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     f.memory += permutation;
     b.memory += permutation;
     const double bytes = routed * h * 2;
-    // DeepEP/HybridEP send a token once to each remote node holding one of its experts: with
-    // top-k experts spread evenly over D nodes, D (1 - (1 - 1/D)^k) of the k copies cross.
-    const double nodes = static_cast<double>(groups.ep.domains);
-    const double crossing = ctx.runtime.moe_node_dedup && nodes > 1
-                                ? nodes * (1 - std::pow(1 - 1 / nodes, d(e.top_k))) / d(e.top_k) : 1.0;
-    const double a2a = k.collective(CollectiveOp::AllToAll, bytes * crossing, groups.ep);
     const double etp = l.etp > 1 ? k.collective(CollectiveOp::AllGather, bytes * d(l.etp), groups.etp) +
                                        k.collective(CollectiveOp::ReduceScatter, bytes * d(l.etp), groups.etp)
                                  : 0.0;
-    f.ep += 2 * a2a + etp;  // dispatch and combine
-    b.ep += 2 * a2a + etp;
+    const MoeDispatcher dispatcher = l.moe_dispatcher.value_or(ctx.runtime.moe_dispatcher);
+    if (dispatcher == MoeDispatcher::AllGather) {
+        // Megatron's MoEAllGatherTokenDispatcher: every rank gathers all the group's tokens (each
+        // once, whatever top_k) and keeps those routed to its experts; the combine reduce-scatters
+        // the outputs back. Backward, each becomes the other.
+        const double gathered = tokens * h * 2 * d(l.ep);
+        const double exchange = k.collective(CollectiveOp::AllGather, gathered, groups.ep) +
+                                k.collective(CollectiveOp::ReduceScatter, gathered, groups.ep);
+        f.ep += exchange + etp;
+        b.ep += exchange + etp;
+    } else {
+        // DeepEP/HybridEP send a token once to each remote node holding one of its experts: with
+        // top-k experts spread evenly over D nodes, D (1 - (1 - 1/D)^k) of the k copies cross.
+        const double nodes = static_cast<double>(groups.ep.domains);
+        const double crossing =
+            dedups_nodes(dispatcher) && nodes > 1 ? nodes * (1 - std::pow(1 - 1 / nodes, d(e.top_k))) / d(e.top_k) : 1.0;
+        const double a2a = k.collective(CollectiveOp::AllToAll, bytes * crossing, groups.ep);
+        f.ep += 2 * a2a + etp;  // dispatch and combine
+        b.ep += 2 * a2a + etp;
+    }
     parts.block = f;
     parts.block.gemm -= before.gemm;
     parts.block.memory -= before.memory;

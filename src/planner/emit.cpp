@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "planner/search_space.hpp"
+#include "spec/runtime_profile.hpp"
 
 namespace sextant {
 
@@ -25,6 +26,10 @@ std::string num(std::int64_t v) { return std::to_string(v); }
 void arg(Emitted& e, const std::string& flag, const std::string& value) { e.args.emplace_back(flag, value); }
 void arg(Emitted& e, const std::string& flag, std::int64_t value) { e.args.emplace_back(flag, num(value)); }
 void flag(Emitted& e, const std::string& name) { e.args.emplace_back(name, std::nullopt); }
+// The plan's MoE token dispatcher: its own, else its framework generation's.
+MoeDispatcher dispatcher(const Scenario& s, const Layout& l) {
+    return l.moe_dispatcher.value_or(load_runtime_profile(s.training.framework, "/training/framework").moe_dispatcher);
+}
 
 // torchtitan settings live under "section.key"; one setter for both generations.
 void key(Emitted& e, const std::string& section, const std::string& name, const json& value) {
@@ -173,8 +178,19 @@ const Feature kFeatures[] = {
          arg(e, "--expert-model-parallel-size", l.ep);
          // Megatron's default expert TP is the dense tp; the plan's is its own knob.
          arg(e, "--expert-tensor-parallel-size", l.etp);
-         arg(e, "--moe-token-dispatcher-type", "alltoall");
+         switch (dispatcher(s, l)) {
+             case MoeDispatcher::AllToAll: arg(e, "--moe-token-dispatcher-type", "alltoall"); break;
+             case MoeDispatcher::AllGather: arg(e, "--moe-token-dispatcher-type", "allgather"); break;
+             case MoeDispatcher::DeepEP:
+             case MoeDispatcher::HybridEP:
+                 arg(e, "--moe-token-dispatcher-type", "flex");
+                 arg(e, "--moe-flex-dispatcher-backend", std::string(name_of(dispatcher(s, l))));
+                 break;
+         }
          flag(e, "--moe-grouped-gemm");
+         if (dispatcher(s, l) == MoeDispatcher::DeepEP && moe.pad_to_capacity)
+             e.notes.push_back("Megatron's DeepEP backend does not pad experts to capacity (transformer_config.py): run the padded "
+                               "plan with --moe-flex-dispatcher-backend hybridep or the alltoall dispatcher");
          if (moe.capacity_factor > 0) {
              arg(e, "--moe-expert-capacity-factor", fmt::format("{}", moe.capacity_factor));
              if (moe.pad_to_capacity) flag(e, "--moe-pad-expert-input-to-capacity");
@@ -193,6 +209,14 @@ const Feature kFeatures[] = {
          if (s.model.moe.capacity_factor > 0)
              e.notes.push_back(fmt::format("torchtitan's MoE routes dropless: the plan's capacity factor {} has no torchtitan setting",
                                            s.model.moe.capacity_factor));
+         // torchtitan (b5bcd76c) picks the token exchange in its model registry, not its config
+         // (torchtitan/models/deepseek_v3/__init__.py: moe_comm_backend "standard", "deepep", "hybridep").
+         const MoeDispatcher d = dispatcher(s, l);
+         if (d == MoeDispatcher::AllGather)
+             e.notes.push_back("torchtitan has no all-gather token dispatcher: its expert parallelism exchanges tokens all-to-all");
+         else if (d != MoeDispatcher::AllToAll)
+             e.notes.push_back(fmt::format("torchtitan: the {} exchange is the model registry's moe_comm_backend=\"{}\", not a config key",
+                                           name_of(d), name_of(d)));
      },
      [](const Scenario& s, const Layout& l, Emitted& e) {
          // DeepSpeed's MoE layer drops at capacity_factor 1.0 unless told otherwise (drop_tokens).
@@ -203,6 +227,10 @@ const Feature kFeatures[] = {
                                        "ep_size={}, {}); its config has no expert settings",
                                        moe.experts, moe.top_k, l.ep, capacity));
          // Its gate dispatches an experts x capacity buffer (deepspeed/moe/sharded_moe.py, _sparse_encode).
+         if (dispatcher(s, l) != MoeDispatcher::AllToAll)
+             e.notes.push_back(fmt::format("DeepSpeed's MoE layer exchanges tokens all-to-all (deepspeed/moe/sharded_moe.py _AllToAll): "
+                                           "the plan's {} dispatcher has no DeepSpeed counterpart",
+                                           name_of(dispatcher(s, l))));
          if (moe.capacity_factor > 0 && !moe.pad_to_capacity)
              e.notes.push_back("DeepSpeed's MoE layer always fills every expert's capacity (its dispatch buffer is experts x capacity): "
                                "it runs the plan as if pad_to_capacity were set");

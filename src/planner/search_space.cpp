@@ -132,7 +132,7 @@ std::vector<std::int64_t> offload_layer_values(const Scenario& s, const LayoutSp
 std::vector<bool> ep_overlap_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
     const bool wanted = f.ep_a2a_overlap ? *f.ep_a2a_overlap : o.framework.ep_a2a_overlap;
     if (!wanted) return {false};  // the common case: no rule to evaluate
-    const bool allowed = ep_overlap_rule(s.model.is_moe(), c.ep, c.pp, c.vp, c.recompute, c.recompute_modules).empty();
+    const bool allowed = ep_overlap_rule(s.model.is_moe(), f.moe_dispatcher, c.ep, c.pp, c.vp, c.recompute, c.recompute_modules).empty();
     if (f.ep_a2a_overlap) return allowed ? std::vector<bool>{true} : std::vector<bool>{};
     return allowed ? std::vector<bool>{false, true} : std::vector<bool>{false};
 }
@@ -446,6 +446,7 @@ void to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c, Layou
     l.recompute_modules = c.recompute_modules;
     l.activation_offload_layers = c.offload_layers;
     l.ep_a2a_overlap = c.ep_a2a_overlap;
+    l.moe_dispatcher = f.moe_dispatcher;  // not searched: the framework's unless the scenario names one
     l.schedule = c.schedule;
     l.pp_warmup = f.pp_warmup.value_or(0);
     l.rank_order = f.rank_order ? *f.rank_order : candidate_rank_orders()[c.rank_order];

@@ -238,12 +238,13 @@ struct LayerCostKey {
     Recompute recompute = Recompute::None;
     std::uint8_t modules = 0;
     bool sequence_parallel = false, optimizer_offload = false;
+    std::optional<MoeDispatcher> dispatcher;
     bool operator==(const LayerCostKey&) const = default;
 };
 
 LayerCostKey layer_cost_key(const StepContext& ctx, const Layout& l) {
     return {ctx.id(), {l.tp, l.cp, l.ep, l.etp, l.pp, l.dp, l.microbatch, l.zero_stage, l.shard_dp()}, l.rank_order, l.recompute,
-            l.recompute_modules, l.sequence_parallel, l.optimizer_offload};
+            l.recompute_modules, l.sequence_parallel, l.optimizer_offload, l.moe_dispatcher};
 }
 
 std::size_t hash_of(const LayerCostKey& k) {
@@ -254,6 +255,7 @@ std::size_t hash_of(const LayerCostKey& k) {
     h.add(k.modules);
     h.add(k.sequence_parallel ? 1 : 0);
     h.add(k.optimizer_offload ? 1 : 0);
+    h.add(k.dispatcher ? static_cast<std::uint64_t>(*k.dispatcher) + 1 : 0);
     return h.value();
 }
 }  // namespace

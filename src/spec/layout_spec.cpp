@@ -43,6 +43,10 @@ constexpr FieldDef kLayoutFields[] = {
      "the MoE all-to-all of one microbatch runs behind the compute of another, a forward and a backward merged "
      "(Megatron --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap)", "", default_bool(false), -1e300, 1e300, "",
      bind<&LayoutSpec::ep_a2a_overlap>()},
+    {"moe_dispatcher", FieldType::String,
+     "how MoE tokens reach their experts (Megatron --moe-token-dispatcher-type, flex backend): alltoall, allgather, deepep, hybridep",
+     "", "the framework generation's (runtime moe_dispatcher)", -1e300, 1e300, "",
+     bind<&LayoutSpec::moe_dispatcher>()},
     {"schedule", FieldType::String, "pipeline schedule (README: Pipeline schedules)", "", "1f1b (interleaved when vp > 1)",
      -1e300, 1e300, kScheduleChoices},
     {"pp_warmup", FieldType::Integer,
@@ -119,6 +123,7 @@ LayoutSpec fixed_spec(const Layout& l) {
     if (l.recompute_modules != 0) k.recompute_modules = l.recompute_modules;
     k.activation_offload_layers = l.activation_offload_layers;
     k.ep_a2a_overlap = l.ep_a2a_overlap;
+    k.moe_dispatcher = l.moe_dispatcher;
     k.schedule = l.schedule;
     if (l.pp_warmup > 0) k.pp_warmup = l.pp_warmup;
     k.rank_order = l.rank_order;

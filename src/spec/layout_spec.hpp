@@ -55,6 +55,16 @@ enum RecomputeModule : std::uint8_t {
 std::uint8_t active_recompute_modules(Recompute recompute, std::uint8_t modules, bool flash_attention);
 // The modules of a "a,b,c" list or a JSON array's names, for error messages and exports.
 std::string recompute_modules_text(std::uint8_t modules);
+// How a MoE layer's tokens reach their experts (Megatron --moe-token-dispatcher-type, and the
+// flex dispatcher's backend): NCCL all-to-all of every routed copy; all-gather of every token
+// over the expert-parallel group and a reduce-scatter of the outputs; DeepEP or HybridEP, which
+// send a token once to each remote node its experts are on and forward it over NVLink there.
+enum class MoeDispatcher { AllToAll, AllGather, DeepEP, HybridEP };
+inline constexpr std::string_view kMoeDispatcherNames[] = {"alltoall", "allgather", "deepep", "hybridep"};
+constexpr std::span<const std::string_view> enum_names(MoeDispatcher) { return kMoeDispatcherNames; }
+// DeepEP and HybridEP deduplicate the copies bound for one remote node.
+constexpr bool dedups_nodes(MoeDispatcher d) { return d == MoeDispatcher::DeepEP || d == MoeDispatcher::HybridEP; }
+
 enum class ParallelDim { TP, CP, EP, DP, PP };
 inline constexpr std::string_view kParallelDimNames[] = {"tp", "cp", "ep", "dp", "pp"};
 constexpr std::span<const std::string_view> enum_names(ParallelDim) { return kParallelDimNames; }
@@ -68,6 +78,7 @@ struct LayoutSpec {
     std::optional<std::uint8_t> recompute_modules;
     std::optional<std::int64_t> activation_offload_layers;
     std::optional<bool> ep_a2a_overlap;
+    std::optional<MoeDispatcher> moe_dispatcher;
     std::optional<Schedule> schedule;
     std::optional<std::int64_t> pp_warmup;
     std::optional<std::vector<std::int64_t>> stage_layers;
@@ -88,6 +99,8 @@ struct Layout {
     std::uint8_t recompute_modules = 0;      // with Selective; 0 = the era's default set
     std::int64_t activation_offload_layers = 0;  // layers per stage whose activations wait in host memory
     bool ep_a2a_overlap = false;  // MoE all-to-all hidden behind another microbatch's compute (combined 1F1B)
+    // Unset: the framework generation's (RuntimeProfile::moe_dispatcher, read where it is priced).
+    std::optional<MoeDispatcher> moe_dispatcher;
     Schedule schedule = Schedule::OneFOneB;
     std::int64_t pp_warmup = 0;  // interleaved: forward chunks before the first stage's first backward; 0 = Megatron's
     std::vector<std::int64_t> stage_layers;  // layers held by each pipeline stage

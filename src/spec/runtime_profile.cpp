@@ -50,9 +50,10 @@ constexpr FieldDef kRuntimeFields[] = {
      default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::grad_clip>()},
     {"grad_dtype", FieldType::String, "gradient buffer and reduction dtype when the scenario's optimizer does not set one", "",
      default_string("fp32"), -kAny, kAny, "fp32|bf16|fp16", bind<&RuntimeProfile::grad_dtype>()},
-    {"moe_node_dedup", FieldType::Boolean,
-     "MoE dispatch sends a token once per remote node its experts are on (DeepEP, HybridEP) instead of once per expert (NCCL all-to-all)",
-     "", default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::moe_node_dedup>()},
+    {"moe_dispatcher", FieldType::String,
+     "the MoE token dispatcher of a layout that names none: alltoall (NCCL, every routed copy), allgather (every token over the EP "
+     "group, outputs reduce-scattered), deepep or hybridep (a token once per remote node its experts are on)",
+     "", default_string("alltoall"), -kAny, kAny, "", bind<&RuntimeProfile::moe_dispatcher>()},
     {"cp_ring_load_balanced", FieldType::Boolean,
      "context parallelism as a K/V ring over load-balanced chunks: one causal step, cp - 1 unmasked steps on half a block (TE p2p CP)",
      "", default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::cp_ring_load_balanced>()},

@@ -138,9 +138,8 @@ struct RuntimeProfile {
     // and the next linear layer quantises them in its own kernels (Megatron-Core's
     // bias_swiglu_impl / bias_gelu_impl before a TE linear layer).
     bool activation_cast_fused = true;
-    // MoE token dispatch: NCCL all-to-all sends every routed copy; DeepEP and HybridEP send a
-    // token once to each remote node its experts sit on and forward it over NVLink there.
-    bool moe_node_dedup = false;
+    // The MoE token dispatcher a layout runs unless it names one (layout.moe_dispatcher).
+    MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
     // Context parallelism as a ring of K/V over load-balanced chunks (each rank holds chunks i
     // and 2 cp - 1 - i): of a layer's cp attention steps, the first runs the causal kernel on the
     // local chunks and the other cp - 1 an unmasked kernel on half a block (Transformer Engine's

@@ -370,6 +370,12 @@ void check_experts(const Scenario& s, const LayoutSpec& k) {
         throw InputError("/layout/ep", int_text(ep), "expert parallelism needs a MoE model (/model/moe)");
     if (m.is_moe() && m.moe.experts % ep != 0)
         throw InputError("/layout/ep", int_text(ep), "must divide the experts (" + int_text(m.moe.experts) + ")");
+    if (k.moe_dispatcher && !m.is_moe())
+        throw InputError("/layout/moe_dispatcher", std::string(name_of(*k.moe_dispatcher)), "dispatches MoE tokens: needs a MoE model (/model/moe)");
+    // transformer_config.py (d98e8a64): "Flex token dispatcher with deepep backend does not
+    // support moe_pad_expert_input_to_capacity".
+    if (k.moe_dispatcher == MoeDispatcher::DeepEP && m.moe.pad_to_capacity)
+        throw InputError("/layout/moe_dispatcher", "deepep", "does not pad experts to capacity (/model/moe/pad_to_capacity): use alltoall or hybridep");
     const std::int64_t etp = k.expert_tp.value_or(1);  // an open expert TP can always be 1
     if (etp > 1 && !m.is_moe())
         throw InputError("/layout/expert_tp", int_text(etp), "expert tensor parallelism needs a MoE model (/model/moe)");
@@ -410,9 +416,12 @@ void check_shard_group(const Scenario& s, const LayoutSpec& k) {
 
 }  // namespace
 
-std::string ep_overlap_rule(bool moe, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp, std::optional<std::int64_t> vp,
-                            std::optional<Recompute> recompute, std::optional<std::uint8_t> modules) {
+std::string ep_overlap_rule(bool moe, std::optional<MoeDispatcher> dispatcher, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp,
+                            std::optional<std::int64_t> vp, std::optional<Recompute> recompute, std::optional<std::uint8_t> modules) {
     if (!moe) return "overlaps the MoE all-to-all: needs a MoE model (/model/moe)";
+    // megatron/core/transformer/transformer_config.py (d98e8a64): "overlap_moe_expert_parallel_comm
+    // is supported with alltoall/flex token dispatcher".
+    if (dispatcher == MoeDispatcher::AllGather) return "needs an all-to-all dispatcher (layout.moe_dispatcher alltoall, deepep or hybridep)";
     if (ep && *ep < 2) return "needs expert parallelism (ep > 1)";
     if (pp && *pp > 1 && vp && *vp == 1) return "with pipeline parallelism needs the interleaved schedule (vp > 1)";
     if (recompute && *recompute == Recompute::Full) return "excludes full recompute";
@@ -423,7 +432,7 @@ std::string ep_overlap_rule(bool moe, std::optional<std::int64_t> ep, std::optio
 namespace {
 void check_ep_overlap(const Scenario& s, const LayoutSpec& k) {
     if (!k.ep_a2a_overlap || !*k.ep_a2a_overlap) return;
-    const std::string rule = ep_overlap_rule(s.model.is_moe(), k.ep, k.pp, k.vp, k.recompute, k.recompute_modules);
+    const std::string rule = ep_overlap_rule(s.model.is_moe(), k.moe_dispatcher, k.ep, k.pp, k.vp, k.recompute, k.recompute_modules);
     if (!rule.empty()) throw InputError("/layout/ep_a2a_overlap", "true", rule);
 }
 
@@ -500,6 +509,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     if (spec.recompute_modules) l.recompute_modules = *spec.recompute_modules;  // else the era's (active_recompute_modules)
     l.activation_offload_layers = d.activation_offload_layers.value();
     l.ep_a2a_overlap = d.ep_a2a_overlap.value();
+    l.moe_dispatcher = spec.moe_dispatcher;
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     if (spec.pp_warmup) l.pp_warmup = *spec.pp_warmup;  // else Megatron's (the schedule's rule)
     if (spec.rank_order) l.rank_order = *spec.rank_order;
