@@ -178,17 +178,18 @@ const Feature kFeatures[] = {
          arg(e, "--expert-model-parallel-size", l.ep);
          // Megatron's default expert TP is the dense tp; the plan's is its own knob.
          arg(e, "--expert-tensor-parallel-size", l.etp);
-         switch (dispatcher(s, l)) {
+         const MoeDispatcher d = dispatcher(s, l);
+         switch (d) {
              case MoeDispatcher::AllToAll: arg(e, "--moe-token-dispatcher-type", "alltoall"); break;
              case MoeDispatcher::AllGather: arg(e, "--moe-token-dispatcher-type", "allgather"); break;
              case MoeDispatcher::DeepEP:
              case MoeDispatcher::HybridEP:
                  arg(e, "--moe-token-dispatcher-type", "flex");
-                 arg(e, "--moe-flex-dispatcher-backend", std::string(name_of(dispatcher(s, l))));
+                 arg(e, "--moe-flex-dispatcher-backend", std::string(name_of(d)));
                  break;
          }
          flag(e, "--moe-grouped-gemm");
-         if (dispatcher(s, l) == MoeDispatcher::DeepEP && moe.pad_to_capacity)
+         if (d == MoeDispatcher::DeepEP && moe.pad_to_capacity)
              e.notes.push_back("Megatron's DeepEP backend does not pad experts to capacity (transformer_config.py): run the padded "
                                "plan with --moe-flex-dispatcher-backend hybridep or the alltoall dispatcher");
          if (moe.capacity_factor > 0) {
@@ -226,11 +227,11 @@ const Feature kFeatures[] = {
          e.notes.push_back(fmt::format("DeepSpeed builds MoE layers in code: deepspeed.moe.layer.MoE(num_experts={}, k={}, "
                                        "ep_size={}, {}); its config has no expert settings",
                                        moe.experts, moe.top_k, l.ep, capacity));
-         // Its gate dispatches an experts x capacity buffer (deepspeed/moe/sharded_moe.py, _sparse_encode).
-         if (dispatcher(s, l) != MoeDispatcher::AllToAll)
+         if (const MoeDispatcher d = dispatcher(s, l); d != MoeDispatcher::AllToAll)
              e.notes.push_back(fmt::format("DeepSpeed's MoE layer exchanges tokens all-to-all (deepspeed/moe/sharded_moe.py _AllToAll): "
                                            "the plan's {} dispatcher has no DeepSpeed counterpart",
-                                           name_of(dispatcher(s, l))));
+                                           name_of(d)));
+         // Its gate dispatches an experts x capacity buffer (deepspeed/moe/sharded_moe.py, _sparse_encode).
          if (moe.capacity_factor > 0 && !moe.pad_to_capacity)
              e.notes.push_back("DeepSpeed's MoE layer always fills every expert's capacity (its dispatch buffer is experts x capacity): "
                                "it runs the plan as if pad_to_capacity were set");
