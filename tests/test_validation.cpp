@@ -391,6 +391,10 @@ TEST_CASE("rule: kv_heads divides heads; top_k does not exceed experts") {
     expect(d, "/model/moe/pad_to_capacity", "needs capacity_factor > 0");
     d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"capacity_factor", -1}};
     expect(d, "/model/moe/capacity_factor", ">= 0");
+    d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"capacity_factor", 2.5}};
+    expect(d, "/model/moe/capacity_factor", "must not exceed experts / top_k (2)");
+    d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"load_imbalance", 3}};
+    expect(d, "/model/moe/load_imbalance", "must not exceed experts / top_k (2)");
 }
 
 TEST_CASE("rule: files must exist and hold valid JSON") {

@@ -1,5 +1,7 @@
 #include "spec/model_spec.hpp"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -132,6 +134,13 @@ MoeSpec parse_moe(const json& object, const std::string& path, std::int64_t ffn_
     if (m.expert_ffn_hidden <= 0)
         throw InputError(r.path_of("expert_ffn_hidden"), "", "is required when ffn_hidden is not set");
     if (!r.has("shared_ffn_hidden")) m.shared_ffn_hidden = m.expert_ffn_hidden;
+    // An expert takes each token at most once, so neither its load nor its capacity passes all of
+    // a rank's tokens: experts / top_k times the balanced share.
+    const double most = static_cast<double>(m.experts) / static_cast<double>(m.top_k);
+    for (const auto& [key, value] : {std::pair{"load_imbalance", m.load_imbalance}, std::pair{"capacity_factor", m.capacity_factor}})
+        if (value > most)
+            throw InputError(r.path_of(key), fmt::format("{}", value),
+                             fmt::format("must not exceed experts / top_k ({:g}): an expert takes each token at most once", most));
     if (m.pad_to_capacity && m.capacity_factor <= 0)
         throw InputError(r.path_of("pad_to_capacity"), "true",
                          "needs capacity_factor > 0: padding fills each expert to the capacity the factor sets (a dropless model has none)");
