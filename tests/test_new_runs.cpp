@@ -9,6 +9,7 @@
 #include "cost/layer_costs.hpp"
 #include "cost/quantization.hpp"
 #include "core/error.hpp"
+#include "memory/stage_params.hpp"
 #include "sim/stage_plan.hpp"
 #include "sim/step_context.hpp"
 #include "spec/runtime_profile.hpp"
@@ -512,4 +513,42 @@ TEST_CASE("the MLP's activation-side casts fuse into an activation that quantise
     CHECK(b.forward.memory - a.forward.memory == doctest::Approx(T * ffn * extra / rate).epsilon(1e-9));
     CHECK(b.backward.memory - a.backward.memory == doctest::Approx(T * 2 * ffn * extra / rate).epsilon(1e-9));
     CHECK(b.forward.gemm == a.forward.gemm);
+}
+
+TEST_CASE("NeMo's FP8 recipes gather the layers' weights in FP8 under ZeRO; the embedding and output layer stay 16-bit") {
+    // Llama 3 8B on 64 GPUs, ZeRO-1 (the distributed optimizer gathers the parameters after its
+    // step): NeMo keeps FP8 weights (fp8_params / fp8_param_gather), Megatron-LM's default does not.
+    const auto scenario_of = [](const char* framework, const char* precision, int zero) {
+        json doc = {{"model", "llama3-8b"},
+                    {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
+                    {"training", {{"seq_len", 8192}, {"global_batch", 128}, {"precision", precision}, {"framework", framework}}},
+                    {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"zero_stage", zero}}}};
+        return parse_scenario(doc, data_dir());
+    };
+    for (const auto& [framework, per_weight] : {std::pair{"nemo-2025", 1.0}, std::pair{"megatron-core-2024", 2.0}}) {
+        CAPTURE(framework);
+        const Scenario s = scenario_of(framework, "fp8", 1);
+        const StepContext ctx(s);
+        const Layout l = resolve_layout(s, s.layout);
+        CHECK(gathered_weight_bytes(ctx.costs()) == per_weight);
+        double layers = 0;
+        for (std::int64_t i = 0; i < s.model.layers; ++i) layers += layer_params_per_gpu(s.model, l, i).dense;
+        const double outside = stage_params(s.model, l, 0).dense - layers;
+        REQUIRE(outside > 0);
+        const double bytes = layers * per_weight + outside * 2;
+        const double gather = ctx.network().cost(CollectiveOp::AllGather, Bytes(bytes), ctx.groups(l).dp_dense).time.value();
+        CHECK(plan_step(ctx, l).stages.front().param_gather == doctest::Approx(gather).epsilon(1e-12));
+    }
+    // FSDP-style gathers per layer (Megatron-FSDP under NeMo) move the same FP8 bytes.
+    const Scenario fsdp = scenario_of("nemo-2025", "fp8", 3);
+    const StepContext ctx(fsdp);
+    const Layout l = resolve_layout(fsdp, fsdp.layout);
+    const double n = layer_params_per_gpu(fsdp.model, l, 0).total();
+    CHECK(layer_cost(ctx.costs(), l, ctx.groups(l), 0).forward.zero3 ==
+          doctest::Approx(ctx.network().cost(CollectiveOp::AllGather, Bytes(n), ctx.groups(l).dp_dense).time.value()).epsilon(1e-12));
+    // The bytes per weight by recipe: MXFP8 with an E8M0 scale per 32, 16 bits where the operands
+    // are not FP8 (NVFP4's recipe gathers 16 bits, Megatron-Bridge sets fp8_param_gather False).
+    const auto bytes_of = [&](const char* precision) { return gathered_weight_bytes(StepContext(scenario_of("nemo-2025", precision, 1)).costs()); };
+    CHECK(bytes_of("bf16") == 2.0);
+    CHECK(bytes_of("fp8_blockwise") == doctest::Approx(1.0 + 4.0 / (128 * 128)));
 }

@@ -444,7 +444,7 @@ TEST_CASE("held-out runs (Llama 3 405B, Table 4) fall within 15%, with PP placed
     }
 }
 
-TEST_CASE("held-out NVIDIA H100 runs (NeMo 24.07 FP8 table, Nemotron-4 340B) fall within 11%") {
+TEST_CASE("held-out NVIDIA H100 runs (NeMo 24.07 FP8 table, Nemotron-4 340B) fall within 10%") {
     // No FP8 run fed a calibration: FP8 rests on the profile's cuBLASLt FP8 rates and the compute
     // factor fitted on bf16 Megatron-Core runs. The NeMo runs use the nemo-2024 runtime (bf16
     // gradients), without which Llama 3 8B and Nemotron-4 340B would not fit as NeMo runs them.
@@ -453,12 +453,14 @@ TEST_CASE("held-out NVIDIA H100 runs (NeMo 24.07 FP8 table, Nemotron-4 340B) fal
     // cuDNN rates (with the H100 level refitted on its own runs) brought the worst to +9.9%.
     // Megatron-Core's activation writes 16 bits, so the second MLP GEMM's input and the first's
     // output gradient are cast in the linear layers' own kernels (runtime activation_cast_fused):
-    // GPT-3 175B on 512 GPUs +9.3% -> +10.1%, MAPE 4.0% -> 4.2%; the bound follows the mechanism.
+    // GPT-3 175B on 512 GPUs +9.3% -> +10.1%, MAPE 4.0% -> 4.2%; NeMo's FP8 weights gathered in
+    // FP8 under the distributed optimizer (runtime fp8_param_gather) then brought them to +9.6%
+    // and 3.9%.
     const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "nemo-h100.json");
     REQUIRE(r.runs.size() == 11);
     for (const auto& v : r.runs) {
         CAPTURE(v.id);
-        CHECK(std::fabs(v.error_pct) <= 11.0);
+        CHECK(std::fabs(v.error_pct) <= 10.0);
         if (v.id.starts_with("nemo2407_fp8_llama3_8b")) CHECK(v.chosen.recompute == Recompute::None);
     }
     CHECK(r.mape_pct <= 7.0);

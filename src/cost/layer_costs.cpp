@@ -343,11 +343,12 @@ namespace {
 double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, const GroupShape& group, std::int64_t layer,
                     double params, double share) {
     const Zero3Traits& z = ctx.runtime.zero3;
-    if (z.per_tensor_gather_host_s <= 0 || group.ranks <= 1) return k.collective(CollectiveOp::AllGather, params * share * 2, group);
+    const double bytes = gathered_weight_bytes(ctx);
+    if (z.per_tensor_gather_host_s <= 0 || group.ranks <= 1) return k.collective(CollectiveOp::AllGather, params * share * bytes, group);
     const double host = z.per_tensor_gather_host_s + static_cast<double>(group.ranks) * z.gather_copy_per_rank_s;
     double seconds = 0;
     for (const double tensor : layer_parameter_tensors(ctx.scenario.model, l, layer))
-        seconds += host + k.collective(CollectiveOp::AllGather, tensor * 2, group);
+        seconds += host + k.collective(CollectiveOp::AllGather, tensor * bytes, group);
     return seconds * share;
 }
 }  // namespace
@@ -540,9 +541,19 @@ CommDetail dp_reduce_detail(const CostContext& ctx, const Layout& l, const Group
     return {op, bytes, ctx.network.cost(op, Bytes(bytes), group), group};
 }
 
-CommDetail dp_gather_detail(const CostContext& ctx, const Layout& l, const GroupShape& group, double params) {
-    if (group.ranks <= 1 || params <= 0 || l.zero_stage == 0 || l.zero_stage == 3) return {};
-    return {CollectiveOp::AllGather, params * 2, ctx.network.cost(CollectiveOp::AllGather, Bytes(params * 2), group), group};
+CommDetail dp_gather_detail(const CostContext& ctx, const Layout& l, const GroupShape& group, double bytes) {
+    if (group.ranks <= 1 || bytes <= 0 || l.zero_stage == 0 || l.zero_stage == 3) return {};
+    return {CollectiveOp::AllGather, bytes, ctx.network.cost(CollectiveOp::AllGather, Bytes(bytes), group), group};
+}
+
+double gathered_weight_bytes(const CostContext& ctx) {
+    const PrecisionRecipe& recipe = ctx.scenario.training.precision;
+    if (!ctx.runtime.fp8_param_gather || recipe.operands != Precision::Fp8 || !recipe.quantized()) return 2.0;
+    switch (recipe.scaling) {
+        case Scaling::Mx: return 1.0 + 1.0 / 32;
+        case Scaling::Block: return 1.0 + 4.0 / (128 * 128);
+        default: return 1.0;  // per-tensor (and row-wise) scales: one number a tensor
+    }
 }
 
 double pp_transfer(const CostContext& ctx, const Layout& l, const LayoutGroups& groups) {
@@ -553,8 +564,8 @@ double dp_reduce(const CostContext& ctx, const Layout& l, const GroupShape& grou
     return dp_reduce_detail(ctx, l, group, params).cost.time.value();
 }
 
-double dp_gather(const CostContext& ctx, const Layout& l, const GroupShape& group, double params) {
-    return dp_gather_detail(ctx, l, group, params).cost.time.value();
+double dp_gather(const CostContext& ctx, const Layout& l, const GroupShape& group, double bytes) {
+    return dp_gather_detail(ctx, l, group, bytes).cost.time.value();
 }
 
 double replica_reduce(const CostContext& ctx, const GroupShape& shard, const GroupShape& replicas, double params) {

@@ -64,7 +64,12 @@ double pp_transfer(const CostContext& ctx, const Layout& layout, const LayoutGro
 // Data-parallel gradient reduction of `params` parameters (dense or expert), and the parameter
 // all-gather ZeRO needs after the optimizer.
 double dp_reduce(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
-double dp_gather(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
+double dp_gather(const CostContext& ctx, const Layout& layout, const GroupShape& group, double bytes);
+// Bytes per parameter a ZeRO all-gather moves for the transformer layers' weights: one FP8 byte
+// (with MXFP8's E8M0 scale per 32, blockwise's fp32 per 128 x 128) where the recipe's operands are
+// FP8 and the runtime gathers them so (fp8_param_gather), else 16 bits. The embedding and output
+// layer stay 16-bit.
+double gathered_weight_bytes(const CostContext& ctx);
 // HSDP: the all-reduce of a shard group's gradient shard (`params` of the unsharded gradient,
 // divided over the `shard` group) across its `replicas`; 0 without replicas.
 double replica_reduce(const CostContext& ctx, const GroupShape& shard, const GroupShape& replicas, double params);
@@ -79,7 +84,7 @@ struct CommDetail {
 };
 CommDetail pp_transfer_detail(const CostContext& ctx, const Layout& layout, const LayoutGroups& groups);
 CommDetail dp_reduce_detail(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
-CommDetail dp_gather_detail(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
+CommDetail dp_gather_detail(const CostContext& ctx, const Layout& layout, const GroupShape& group, double bytes);
 // The optimizer step over the local shard: memory-bound, on the GPU or (offloaded) on the host.
 double optimizer_time(const CostContext& ctx, const Layout& layout, double local_params);
 // Gradient clipping by the global norm (where the runtime clips): the pass over a GPU's local

@@ -40,13 +40,10 @@ CommDetails comm_details(const StepContext& ctx, const Layout& layout, const Ste
     CommDetails out{pp_transfer_detail(costs, l, g), {}, {}};
     for (const StagePlan& sp : plan.stages) {
         auto& stage = out.reduce.emplace_back();
-        double dense = 0, expert = 0;
-        for (const ChunkPlan& c : sp.chunks) {
+        for (const ChunkPlan& c : sp.chunks)
             stage.emplace_back(dp_reduce_detail(costs, l, g.dp_dense, c.dense_params), dp_reduce_detail(costs, l, g.dp_expert, c.expert_params));
-            dense += c.dense_params;
-            expert += c.expert_params;
-        }
-        out.gather.emplace_back(dp_gather_detail(costs, l, g.dp_dense, dense), dp_gather_detail(costs, l, g.dp_expert, expert));
+        out.gather.emplace_back(dp_gather_detail(costs, l, g.dp_dense, sp.gather_bytes_dense),
+                                dp_gather_detail(costs, l, g.dp_expert, sp.gather_bytes_expert));
     }
     return out;
 }

@@ -486,8 +486,13 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
             chunk.dp_reduce += comm_factor * (replica_reduce(costs, groups.dp_dense, groups.dp_replicas, layers_done ? dense : chunk.dense_params) +
                                               replica_reduce(costs, groups.dp_expert, groups.dp_expert_replicas, layers_done ? expert : chunk.expert_params));
         }
-        sp.param_gather = comm_factor * (gather_dense(all.dense, [&](double p) { return dp_gather(costs, l, groups.dp_dense, p); }) +
-                                         gather_expert(all.expert, [&](double p) { return dp_gather(costs, l, groups.dp_expert, p); }));
+        // The layers' weights in the recipe's gathered bytes (FP8 where the runtime gathers FP8),
+        // the embedding and output layer (and LoRA's adapters) in 16 bits.
+        const double weight_bytes = lora ? 2.0 : gathered_weight_bytes(costs);
+        sp.gather_bytes_dense = (all.dense - outside_layers) * weight_bytes + outside_layers * 2;
+        sp.gather_bytes_expert = all.expert * weight_bytes;
+        sp.param_gather = comm_factor * (gather_dense(sp.gather_bytes_dense, [&](double b) { return dp_gather(costs, l, groups.dp_dense, b); }) +
+                                         gather_expert(sp.gather_bytes_expert, [&](double b) { return dp_gather(costs, l, groups.dp_expert, b); }));
         if (plan.gather_overlap) {
             // --overlap-param-gather: the first microbatch's forward consumes the buckets.
             double forward = 0;

@@ -33,6 +33,7 @@ struct StagePlan {
     double send_forward = 0;        // activations to the next stage, one microbatch
     double send_backward = 0;       // their gradient to the previous stage
     double param_gather = 0;        // ZeRO-1/2 all-gather after the optimizer
+    double gather_bytes_dense = 0, gather_bytes_expert = 0;  // what that gather moves per GPU (nccl-tests size)
     double param_gather_wait = 0;   // overlapped gather: what the first forward still waits for
     double optimizer = 0;
     double slowdown = 1.0;          // straggler multiplier on compute

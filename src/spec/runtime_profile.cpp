@@ -74,6 +74,9 @@ constexpr FieldDef kRuntimeFields[] = {
     {"fp8_delayed_scaling", FieldType::Boolean,
      "per-tensor FP8 takes its scales from the amax history (delayed scaling) rather than a fresh amax pass (current scaling)", "",
      default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::fp8_delayed_scaling>()},
+    {"fp8_param_gather", FieldType::Boolean,
+     "FP8 recipes keep the transformer layers' weights in FP8 and all-gather them so under ZeRO (Megatron --fp8-param-gather)", "",
+     default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::fp8_param_gather>()},
     {"activation_cast_fused", FieldType::Boolean,
      "the MLP's activation kernel writes the next GEMM's quantised input (and its backward the quantised gradient); false: the linear "
      "layer quantises the activation's 16-bit output in its own kernels", "",

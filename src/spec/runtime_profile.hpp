@@ -132,6 +132,9 @@ struct RuntimeProfile {
     bool grad_clip = true;
     bool zero3_reshard_with_pp = true;   // ZeRO-3 frees gathered weights after forward under PP too
     bool fp8_delayed_scaling = false;    // per-tensor FP8 scales from the amax history, no amax pass
+    // FP8 recipes keep the transformer layers' weights in FP8 and all-gather them so under ZeRO
+    // (Megatron --fp8-param-gather, NeMo fp8_params / Megatron-Bridge fp8_param_gather).
+    bool fp8_param_gather = false;
     // The MLP's activation kernel writes the quantised input of the GEMM after it (and its
     // backward the quantised output gradient of the GEMM before): Transformer Engine's
     // LayerNormMLP, or a compiler fusing the cast into it. False: the activation writes 16 bits
