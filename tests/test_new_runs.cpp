@@ -202,6 +202,15 @@ TEST_CASE("MoE dispatchers: all-gather moves every token once over the EP group;
     const double dedup = ctx.network().cost(CollectiveOp::AllToAll, Bytes(tokens * k * h * 2 * crossing), g3).time.value();
     CHECK(deepep.forward.ep == doctest::Approx(2 * dedup).epsilon(1e-12));
     CHECK(deepep.forward.ep < alltoall.forward.ep);
+    // NCCL's all-to-all dispatcher permutes globally before the exchange and locally after it;
+    // DeepEP fuses the global pair into its kernels: one permute and one unpermute (4 passes of
+    // 2 bytes over every routed copy) fewer each way.
+    const double rate = ctx.profile().memory_tbps() * 1e12 * ctx.runtime().compute_efficiency * ctx.runtime().moe_efficiency *
+                        ctx.profile().factors().moe;
+    const double pair = tokens * k * h * 2 * 4 / rate;
+    CHECK(alltoall.forward.memory - deepep.forward.memory == doctest::Approx(pair).epsilon(1e-9));
+    CHECK(alltoall.backward.memory - deepep.backward.memory == doctest::Approx(pair).epsilon(1e-9));
+    CHECK(allgather.forward.memory == deepep.forward.memory);
 }
 
 TEST_CASE("MoE dispatcher rules follow Megatron's: no overlap with all-gather, no DeepEP padding, a MoE model") {

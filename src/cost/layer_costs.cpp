@@ -294,15 +294,21 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
         b.weight_grad += sb.weight_grad;
         b.memory += sb.memory;
     }
-    // Permute (read and write each routed copy) and unpermute (read, weight, sum, write), 16 bits.
-    const double permutation = k.unfused(routed * h * 2 * 4);
+    // A permute reads and writes each routed copy, an unpermute reads, weights, sums and writes it,
+    // 16 bits. NCCL's all-to-all dispatcher permutes twice each way, globally by destination rank
+    // before the exchange and locally by expert after it; DeepEP and HybridEP fuse the global
+    // permute into their dispatch and combine kernels, and the all-gather dispatcher has no global
+    // one, so they keep the local pair (NVIDIA, "Optimizing DeepSeek-V3 Training Performance on
+    // GB200 NVL72", Megatron-LM docs/discussions, section 2.1.1).
+    const MoeDispatcher dispatcher = l.moe_dispatcher.value_or(ctx.runtime.moe_dispatcher);
+    const double permutes = dispatcher == MoeDispatcher::AllToAll ? 2.0 : 1.0;
+    const double permutation = k.unfused(routed * h * 2 * 4 * permutes);
     f.memory += permutation;
     b.memory += permutation;
     const double bytes = routed * h * 2;
     const double etp = l.etp > 1 ? k.collective(CollectiveOp::AllGather, bytes * d(l.etp), groups.etp) +
                                        k.collective(CollectiveOp::ReduceScatter, bytes * d(l.etp), groups.etp)
                                  : 0.0;
-    const MoeDispatcher dispatcher = l.moe_dispatcher.value_or(ctx.runtime.moe_dispatcher);
     if (dispatcher == MoeDispatcher::AllGather) {
         // Megatron's MoEAllGatherTokenDispatcher: every rank gathers all the group's tokens (each
         // once, whatever top_k) and keeps those routed to its experts; the combine reduce-scatters
