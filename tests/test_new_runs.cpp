@@ -34,10 +34,11 @@ json flat_profile() {
             {"memory", {{"copy_tbps", 3.0}}}};
 }
 
-Scenario scenario(const char* model, json layout, std::int64_t gpus, std::int64_t seq = 4096) {
+Scenario scenario(const char* model, json layout, std::int64_t gpus, std::int64_t seq = 4096, const char* precision = "bf16",
+                  const char* framework = "megatron-core-2024") {
     json doc = {{"model", model},
                 {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", gpus}}},
-                {"training", {{"seq_len", seq}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", "megatron-core-2024"}}},
+                {"training", {{"seq_len", seq}, {"global_batch", 64}, {"precision", precision}, {"framework", framework}}},
                 {"layout", std::move(layout)}};
     return parse_scenario(doc, data_dir());
 }
@@ -168,27 +169,24 @@ TEST_CASE("expert all-to-all with node deduplication sends a token once per remo
 
 TEST_CASE("MoE dispatchers: all-gather moves every token once over the EP group; a layout's DeepEP deduplicates under any runtime") {
     // DeepSeek-V3 on 64 GPUs, EP 32 over 4 nodes, megatron-core-2024 (NCCL all-to-all by default).
-    json doc = {{"model", "deepseek-v3"},
-                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
-                {"training", {{"seq_len", 4096}, {"global_batch", 256}, {"precision", "bf16"}, {"framework", "megatron-core-2024"}}},
-                {"layout", {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 32}}}};
-    const auto layer3 = [](const json& d) {
-        const Scenario s = parse_scenario(d, data_dir());
+    json layout = {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 32}};
+    const auto layer3 = [](const json& with) {
+        const Scenario s = scenario("deepseek-v3", with, 64);
         const StepContext ctx(s);
         const Layout l = resolve_layout(s, s.layout);
         return std::pair{layer_cost(ctx.costs(), l, ctx.groups(l), 3), ctx.groups(l).ep};
     };
-    const Scenario s = parse_scenario(doc, data_dir());
+    const Scenario s = scenario("deepseek-v3", layout, 64);
     const StepContext ctx(s);
     REQUIRE(ctx.runtime().moe_dispatcher == MoeDispatcher::AllToAll);
     const double h = 7168, tokens = 4096, k = 8;
-    const auto [alltoall, g] = layer3(doc);
+    const auto [alltoall, g] = layer3(layout);
     const double a2a = ctx.network().cost(CollectiveOp::AllToAll, Bytes(tokens * k * h * 2), g).time.value();
     CHECK(alltoall.forward.ep == doctest::Approx(2 * a2a).epsilon(1e-12));
     // Megatron's MoEAllGatherTokenDispatcher: each rank's 4096 tokens gathered by all 32, the
     // outputs reduce-scattered back; the backward runs the pair the other way round.
-    doc["layout"]["moe_dispatcher"] = "allgather";
-    const auto [allgather, g2] = layer3(doc);
+    layout["moe_dispatcher"] = "allgather";
+    const auto [allgather, g2] = layer3(layout);
     const double gathered = tokens * h * 2 * 32;
     const double exchange = ctx.network().cost(CollectiveOp::AllGather, Bytes(gathered), g2).time.value() +
                             ctx.network().cost(CollectiveOp::ReduceScatter, Bytes(gathered), g2).time.value();
@@ -196,8 +194,8 @@ TEST_CASE("MoE dispatchers: all-gather moves every token once over the EP group;
     CHECK(allgather.backward.ep == doctest::Approx(exchange).epsilon(1e-12));
     CHECK(allgather.forward.gemm == alltoall.forward.gemm);  // the experts' work does not move
     // DeepEP named by the layout: D (1 - (1 - 1/D)^k) / k of the copies cross, D = 4 nodes.
-    doc["layout"]["moe_dispatcher"] = "deepep";
-    const auto [deepep, g3] = layer3(doc);
+    layout["moe_dispatcher"] = "deepep";
+    const auto [deepep, g3] = layer3(layout);
     const double D = 4, crossing = D * (1 - std::pow(1 - 1 / D, k)) / k;
     const double dedup = ctx.network().cost(CollectiveOp::AllToAll, Bytes(tokens * k * h * 2 * crossing), g3).time.value();
     CHECK(deepep.forward.ep == doctest::Approx(2 * dedup).epsilon(1e-12));
@@ -501,11 +499,7 @@ TEST_CASE("the MLP's activation-side casts fuse into an activation that quantise
     // activation writes the quantised copies itself, only those. The difference is those elements
     // times the bytes the standalone cast moves beyond the fused one, at the profile's memory
     // rate through the runtime's efficiency.
-    json doc = {{"model", "llama3-8b"},
-                {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 8}}},
-                {"training", {{"seq_len", 4096}, {"global_batch", 64}, {"precision", "fp8"}, {"framework", "megatron-core-2024"}}},
-                {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}}}};
-    const Scenario s = parse_scenario(doc, data_dir());
+    const Scenario s = scenario("llama3-8b", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}}, 8, 4096, "fp8");
     const StepContext ctx(s);
     REQUIRE(ctx.runtime().fp8_delayed_scaling);
     CHECK_FALSE(ctx.runtime().activation_cast_fused);  // Megatron-Core's own activation kernels
@@ -528,11 +522,7 @@ TEST_CASE("NeMo's FP8 recipes gather the layers' weights in FP8 under ZeRO; the 
     // Llama 3 8B on 64 GPUs, ZeRO-1 (the distributed optimizer gathers the parameters after its
     // step): NeMo keeps FP8 weights (fp8_params / fp8_param_gather), Megatron-LM's default does not.
     const auto scenario_of = [](const char* framework, const char* precision, int zero) {
-        json doc = {{"model", "llama3-8b"},
-                    {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
-                    {"training", {{"seq_len", 8192}, {"global_batch", 128}, {"precision", precision}, {"framework", framework}}},
-                    {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"zero_stage", zero}}}};
-        return parse_scenario(doc, data_dir());
+        return scenario("llama3-8b", {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"zero_stage", zero}}, 64, 8192, precision, framework);
     };
     for (const auto& [framework, per_weight] : {std::pair{"nemo-2025", 1.0}, std::pair{"megatron-core-2024", 2.0}}) {
         CAPTURE(framework);

@@ -301,7 +301,7 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     // one, so they keep the local pair (NVIDIA, "Optimizing DeepSeek-V3 Training Performance on
     // GB200 NVL72", Megatron-LM docs/discussions, section 2.1.1). Without expert parallelism
     // there is no exchange, and one permute by expert.
-    const MoeDispatcher dispatcher = l.moe_dispatcher.value_or(ctx.runtime.moe_dispatcher);
+    const MoeDispatcher dispatcher = moe_dispatcher(l, ctx.runtime);
     const double permutes = dispatcher == MoeDispatcher::AllToAll && l.ep > 1 ? 2.0 : 1.0;
     const double permutation = k.unfused(routed * h * 2 * 4 * permutes);
     f.memory += permutation;

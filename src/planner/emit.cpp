@@ -26,9 +26,9 @@ std::string num(std::int64_t v) { return std::to_string(v); }
 void arg(Emitted& e, const std::string& flag, const std::string& value) { e.args.emplace_back(flag, value); }
 void arg(Emitted& e, const std::string& flag, std::int64_t value) { e.args.emplace_back(flag, num(value)); }
 void flag(Emitted& e, const std::string& name) { e.args.emplace_back(name, std::nullopt); }
-// The plan's MoE token dispatcher: its own, else its framework generation's.
+// The plan's MoE token dispatcher (moe_dispatcher: its own, else its framework generation's).
 MoeDispatcher dispatcher(const Scenario& s, const Layout& l) {
-    return l.moe_dispatcher.value_or(load_runtime_profile(s.training.framework, "/training/framework").moe_dispatcher);
+    return moe_dispatcher(l, load_runtime_profile(s.training.framework, "/training/framework"));
 }
 
 // torchtitan settings live under "section.key"; one setter for both generations.

@@ -164,6 +164,11 @@ struct RuntimeProfile {
     std::string source;
 };
 
+// The MoE token dispatcher a layout runs: its own, else its framework generation's.
+inline MoeDispatcher moe_dispatcher(const Layout& layout, const RuntimeProfile& runtime) {
+    return layout.moe_dispatcher.value_or(runtime.moe_dispatcher);
+}
+
 // The dtype gradients are kept and reduced in: the scenario's optimizer setting, else the framework's.
 Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime);
 
