@@ -3,16 +3,20 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 #include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "cost/layer_costs.hpp"
 #include "cost/quantization.hpp"
 #include "core/error.hpp"
+#include "memory/activations.hpp"
 #include "memory/stage_params.hpp"
+#include "planner/search_space.hpp"
 #include "sim/stage_plan.hpp"
 #include "sim/step_context.hpp"
 #include "spec/runtime_profile.hpp"
+#include "spec/precision_recipe.hpp"
 #include "spec/presets.hpp"
 #include "spec/scenario.hpp"
 #include "validate/published_runs.hpp"
@@ -550,4 +554,163 @@ TEST_CASE("NeMo's FP8 recipes gather the layers' weights in FP8 under ZeRO; the 
     const auto bytes_of = [&](const char* precision) { return gathered_weight_bytes(StepContext(scenario_of("nemo-2025", precision, 1)).costs()); };
     CHECK(bytes_of("bf16") == 2.0);
     CHECK(bytes_of("fp8_blockwise") == doctest::Approx(1.0 + 4.0 / (128 * 128)));
+}
+
+TEST_CASE("sequence-parallel gathers and saved inputs move each recipe's quantised bytes, with their scales") {
+    const auto recipe = [](const char* name) { return precision_recipe(name, "/training/precision"); };
+    // Transformer Engine gathers the quantised input: one FP8 byte, plus an fp32 scale per 1x128
+    // tile (blockwise) or an E8M0 byte per 32 (MXFP8). NVFP4 and torchao's row-wise recipe gather
+    // 16 bits.
+    CHECK(sp_gather_element_bytes(recipe("bf16")) == 2.0);
+    CHECK(sp_gather_element_bytes(recipe("fp8")) == 1.0);
+    CHECK(sp_gather_element_bytes(recipe("fp8_rowwise")) == 2.0);
+    CHECK(sp_gather_element_bytes(recipe("fp8_blockwise")) == doctest::Approx(1.0 + 4.0 / 128));
+    CHECK(sp_gather_element_bytes(recipe("mxfp8")) == doctest::Approx(1.0 + 1.0 / 32));
+    CHECK(sp_gather_element_bytes(recipe("nvfp4")) == 2.0);
+    // Weights scale per 128 x 128 block in DeepSeek-V3's recipe; NVFP4 is half a byte and an E4M3
+    // scale per 16.
+    CHECK(quantized_element_bytes(recipe("fp8_blockwise"), TensorRole::Weight) == doctest::Approx(1.0 + 4.0 / (128 * 128)));
+    CHECK(quantized_element_bytes(recipe("nvfp4"), TensorRole::Activation) == doctest::Approx(0.5 + 1.0 / 16));
+    // A ZeRO gather of torchao row-wise FP8 weights stays 16-bit even where the runtime gathers FP8.
+    const Scenario rowwise = scenario("llama3-8b", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"zero_stage", 3}}, 8, 8192, "fp8_rowwise", "nemo-2025");
+    CHECK(gathered_weight_bytes(StepContext(rowwise).costs()) == 2.0);
+}
+
+namespace {
+// Llama 3 70B on one 8-GPU node, TP 8 with sequence parallelism, one 4096-token microbatch.
+Scenario tp8_scenario(const char* precision, const char* framework, bool async_tp) {
+    return scenario("llama3-70b", {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"microbatch", 1}, {"sequence_parallel", true}, {"async_tp", async_tp}},
+                    8, 4096, precision, framework);
+}
+}  // namespace
+
+TEST_CASE("async TP: each sequence-parallel collective hides behind its own GEMM, min(c, g (tp-1)/tp)") {
+    // On a profile with one GEMM rate the chunked GEMMs cost what the whole ones do, so the
+    // hidden time is the closed form over each collective and the GEMM it feeds or drains.
+    const Scenario s = tp8_scenario("bf16", "torchtitan-2024", true);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    const Layout l = resolve_layout(s, s.layout);
+    REQUIRE(l.async_tp);
+    const LayoutGroups& g = ctx.groups(l);
+    const double T = 4096, h = 8192, q = 8192, kv = 1024, ffn = 28672, tp = 8;
+    const double rate = kFlatTflops * 1e12 * ctx.runtime().compute_efficiency;
+    const double ag = ctx.network().cost(CollectiveOp::AllGather, Bytes(T * h * 2), g.tp).time.value();
+    const double rs = ctx.network().cost(CollectiveOp::ReduceScatter, Bytes(T * h * 2), g.tp).time.value();
+    // The attention block: QKV after the gather, the output projection before the reduce-scatter;
+    // the MLP: gate|up after, down before.
+    const double qkv = 2 * T * h * (q + 2 * kv) / tp / rate, out = 2 * T * q * h / tp / rate;
+    const double up = 2 * T * h * 2 * ffn / tp / rate, down = 2 * T * ffn * h / tp / rate;
+    const auto hid = [&](double c, double gemm) { return std::min(c, gemm * (tp - 1) / tp); };
+    Layout off = l;
+    off.async_tp = false;
+    const LayerCost a = layer_cost(ctx.costs(), l, g, 0), v = layer_cost(ctx.costs(), off, g, 0);
+    CHECK(a.forward.tp_hidden == doctest::Approx(hid(ag, qkv) + hid(rs, out) + hid(ag, up) + hid(rs, down)).epsilon(1e-9));
+    // Backward: the output gradient's gather feeds the last GEMM's input gradient, the first's
+    // input gradient feeds the reduce-scatter.
+    CHECK(a.backward.tp_hidden == doctest::Approx(hid(ag, out) + hid(rs, qkv) + hid(ag, down) + hid(rs, up)).epsilon(1e-9));
+    CHECK(v.forward.tp_hidden == 0.0);
+    CHECK(a.forward.gemm == doctest::Approx(v.forward.gemm).epsilon(1e-12));
+    // DTensor's sequence parallelism saved the gathered input: the backward gathers only the
+    // output gradient. Megatron's linear layers gather the input again for the weight gradient.
+    CHECK(v.forward.tp == doctest::Approx(2 * (ag + rs)).epsilon(1e-9));
+    CHECK(v.backward.tp == doctest::Approx(2 * (ag + rs)).epsilon(1e-9));
+    const Scenario m = tp8_scenario("bf16", "megatron-core-2024", false);
+    const StepContext mctx(m, profile);
+    const Layout ml = resolve_layout(m, m.layout);
+    CHECK(layer_cost(mctx.costs(), ml, mctx.groups(ml), 0).backward.tp == doctest::Approx(2 * (ag + rs) + 2 * ag).epsilon(1e-9));
+    // In the step, what async TP hides leaves the TP time and costs compute the SM contention.
+    const StepPlan pa = plan_step(ctx, l), pv = plan_step(ctx, off);
+    const auto part = [](const CostParts& p, Cost c) { return p[static_cast<std::size_t>(c)]; };
+    const double layers = static_cast<double>(s.model.layers);
+    CHECK(part(pa.stages[0].chunks[0].forward_parts, Cost::TP) == doctest::Approx(layers * (a.forward.tp - a.forward.tp_hidden)).epsilon(1e-9));
+    CHECK(part(pv.stages[0].chunks[0].forward_parts, Cost::TP) == doctest::Approx(layers * v.forward.tp).epsilon(1e-9));
+    CHECK(pa.stages[0].chunks[0].forward < pv.stages[0].chunks[0].forward);
+}
+
+TEST_CASE("async TP under row-wise FP8 pipelines the reduce-scatters only, and asks for TP, sequence parallelism and PyTorch") {
+    // pytorch/pytorch#149990: the micro-pipeline pass does not fuse all-gather -> matmul when the
+    // matmul takes row-wise scales, and torchao gathers row-wise FP8 in 16 bits.
+    const Scenario s = tp8_scenario("fp8_rowwise", "torchtitan-2024", true);
+    const StepContext ctx(s);
+    const Layout l = resolve_layout(s, s.layout);
+    const double ag = ctx.network().cost(CollectiveOp::AllGather, Bytes(4096.0 * 8192 * 2), ctx.groups(l).tp).time.value();
+    const LayerCost c = layer_cost(ctx.costs(), l, ctx.groups(l), 0);
+    CHECK(c.forward.tp - c.forward.tp_hidden >= doctest::Approx(2 * ag));  // both gathers stay exposed
+    CHECK(c.forward.tp_hidden > 0);                                        // the reduce-scatters do not
+    const Scenario bf16 = tp8_scenario("bf16", "torchtitan-2024", true);
+    const StepContext bctx(bf16);
+    const LayerCost b = layer_cost(bctx.costs(), l, bctx.groups(l), 0);
+    CHECK(b.forward.tp - b.forward.tp_hidden < 2 * ag);
+
+    // Its rules: TP and sequence parallelism, and a runtime with PyTorch's async TP.
+    const auto error_of = [](const json& layout, const char* framework) -> std::string {
+        try {
+            const Scenario bad = scenario("llama3-70b", layout, 8, 4096, "bf16", framework);
+            StepContext check(bad);
+        } catch (const InputError& e) {
+            return e.path();
+        }
+        return "";
+    };
+    CHECK(error_of({{"tp", 1}, {"dp", 8}, {"async_tp", true}}, "torchtitan-2024") == "/layout/async_tp");
+    CHECK(error_of({{"tp", 8}, {"dp", 1}, {"sequence_parallel", false}, {"async_tp", true}}, "torchtitan-2024") == "/layout/async_tp");
+    CHECK(error_of({{"tp", 8}, {"dp", 1}, {"async_tp", true}}, "megatron-core-2024") == "/layout/async_tp");
+    CHECK(error_of({{"tp", 8}, {"dp", 1}, {"async_tp", true}}, "torchtitan-2024").empty());
+}
+
+TEST_CASE("DTensor's sequence parallelism keeps the gathered QKV and MLP inputs whole on every TP rank") {
+    // Llama 3 70B, TP 8, no recompute: Megatron keeps the two norm outputs sharded (1/8 each)
+    // and gathers them again backward; torchtitan's saved copies are whole.
+    const Scenario s = tp8_scenario("bf16", "megatron-core-2024", false);
+    const Layout l = resolve_layout(s, s.layout);
+    RuntimeTraits megatron = runtime_traits(s), dtensor = megatron;
+    dtensor.sp_input_regathered = false;
+    const double T = 4096, h = 8192, tp = 8;
+    CHECK(layer_activation_bytes(s, l, dtensor, 0) - layer_activation_bytes(s, l, megatron, 0) ==
+          doctest::Approx(2 * T * 2 * h * (1 - 1 / tp)).epsilon(1e-9));
+    CHECK(runtime_traits(tp8_scenario("bf16", "torchtitan-2024", false)).sp_input_regathered == false);
+}
+
+TEST_CASE("torchtitan's async TP table (June 2025): the async runs predicted faster than their vanilla TP twins, within 12%") {
+    // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md: Llama 3.1 8B and 70B on 64 and 256
+    // H100s, bf16 and tensor-wise FP8 (row-wise FP8's low baseline is torchtitan issue #1207).
+    const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "published-runs-2024-2026.json");
+    std::map<std::string, const RunValidation*> by_id;
+    for (const auto& run : r.runs) by_id[run.id] = &run;
+    int checked = 0;
+    for (const char* model : {"8b", "70b"})
+        for (const char* precision : {"bf16", "fp8"}) {
+            const std::string stem = std::string("torchtitan_asynctp202506_llama31_") + model + "_h100_" + precision + "_";
+            const std::string gpus = std::string(model) == "8b" ? "_64gpu" : "_256gpu";
+            const RunValidation* async = by_id.at(stem + "asynctp" + gpus);
+            const RunValidation* vanilla = by_id.at(stem + "vanillatp" + gpus);
+            CAPTURE(async->id);
+            CHECK(async->predicted_step_time_s < vanilla->predicted_step_time_s);
+            CHECK(std::fabs(async->error_pct) <= 12.0);
+            ++checked;
+        }
+    CHECK(checked == 4);
+}
+
+TEST_CASE("the planner turns async TP on wherever the framework has it and the layout allows it, and nowhere else") {
+    const Scenario s = scenario("llama3-70b", json::object(), 64, 4096, "bf16", "torchtitan-2024");
+    SearchOptions o;
+    o.search_rank_order = false;
+    o.framework = load_runtime_profile("torchtitan-2024", "/training/framework").features;
+    REQUIRE(o.framework.async_tp);
+    const auto count = [&](const LayoutSpec& fixed, auto&& pred) {
+        std::size_t n = 0;
+        for (const Candidate& c : enumerate_candidates(s, fixed, o)) n += pred(c) ? 1 : 0;
+        return n;
+    };
+    CHECK(count(LayoutSpec{}, [](const Candidate& c) { return c.async_tp != (c.tp > 1 && c.sequence_parallel); }) == 0);
+    CHECK(count(LayoutSpec{}, [](const Candidate& c) { return c.async_tp; }) > 0);
+    o.framework = load_runtime_profile("megatron-core-2024", "/training/framework").features;
+    CHECK(count(LayoutSpec{}, [](const Candidate& c) { return c.async_tp; }) == 0);
+    // A layout that fixes it off keeps it off.
+    LayoutSpec off;
+    off.async_tp = false;
+    o.framework.async_tp = true;
+    CHECK(count(off, [](const Candidate& c) { return c.async_tp; }) == 0);
 }

@@ -125,7 +125,7 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
             CHECK(f.binding.read(&fresh) == default_value(f.fallback));
             ++checked;
         }
-        CHECK(checked == 11);
+        CHECK(checked == 12);
         CHECK(rank_order_text(Layout{}.rank_order) == field_default_text(layout_fields(), "rank_order"));
         // Parsed, an empty layout leaves every knob open.
         const LayoutSpec open = parse_layout(json::object(), "/layout");
@@ -159,12 +159,13 @@ TEST_CASE("/reliability's tables: typed defaults fill the spec and agree with it
 
 TEST_CASE("calibration/runtime's table: typed defaults fill the profile and agree with its initialisers") {
     const RuntimeProfile p = parse_runtime_profile({{"features", json::object()}}, "empty", "/calibration/runtime/empty");
-    CHECK(check_defaults(runtime_profile_fields(), p, "calibration/runtime") == 34);
+    CHECK(check_defaults(runtime_profile_fields(), p, "calibration/runtime") == 35);
     // The features table is the second table of the file; its struct is FrameworkFeatures.
     const FrameworkFeatures fresh{};
     CHECK(p.features.sequence_parallel == fresh.sequence_parallel);
     CHECK(p.features.activation_offload == fresh.activation_offload);
     CHECK(p.features.ep_a2a_overlap == fresh.ep_a2a_overlap);
+    CHECK(p.features.async_tp == fresh.async_tp);
     CHECK(p.features.zero_stages == fresh.zero_stages);
     CHECK(p.features.schedules == fresh.schedules);
 }

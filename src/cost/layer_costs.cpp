@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "cost/quantization.hpp"
 #include "memory/activations.hpp"
@@ -230,25 +231,80 @@ double elementwise_bytes(const ModelSpec& m, const Shapes& x, bool dropout) {
     return per_norm_token * x.norm_T + per_token * x.T;
 }
 
-// The TP collectives of `blocks` TP-parallel blocks (attention, MLP): an all-reduce after each,
-// or with sequence parallelism an all-gather before and a reduce-scatter after. A quantised
-// recipe gathers the already quantised GEMM input (Transformer Engine all-gathers FP8 and MXFP8
-// tensors for sequence parallelism; NVFP4 recipes gather in 16 bits); reductions stay 16-bit.
-void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, double h, const GroupShape& tp, double blocks,
-                          double gather_bytes_per_element, PhaseCost& f, PhaseCost& b) {
+// Forward seconds of a TP-parallel block's GEMMs around its sequence-parallel collectives: the
+// first is fed by the all-gather (and its input-gradient GEMM feeds the backward's
+// reduce-scatter), the last drains into the reduce-scatter (and its input-gradient GEMM takes the
+// backward's all-gather of the output gradient). Input- and weight-gradient GEMMs do the forward's
+// FLOPs.
+struct TpBlockGemms {
+    double first = 0, last = 0;
+    // The same GEMMs run as tp row chunks, one GEMM each (async TP), on the profile's curve.
+    double first_split = 0, last_split = 0;
+};
+
+// `block` is the forward seconds of all the block's GEMMs before the reduce-scatter's (the first
+// group: QKV, or MLA's projections; the MLP's up projection), [n, k] the shapes of the main one
+// of the first group and of the last GEMM.
+TpBlockGemms tp_block_gemms(const Kernels& k, const Shapes& x, double block, double first_n, double first_k, double last_n,
+                            double last_k) {
+    const auto split = [&](double n, double kk) {
+        const double whole = k.gemm(x.T, n, kk);
+        return whole > 0 ? x.tp * k.gemm(x.T / x.tp, n, kk) / whole : 1.0;
+    };
+    TpBlockGemms g;
+    g.last = k.gemm(x.T, last_n, last_k);
+    g.first = std::max(0.0, block - g.last);
+    g.first_split = g.first * split(first_n, first_k);
+    g.last_split = g.last * split(last_n, last_k);
+    return g;
+}
+
+// What async TP hides of a collective of c seconds split into n = tp chunks and pipelined with a
+// GEMM of g seconds (PyTorch's micro-pipeline TP pass, torch/_inductor/fx_passes/
+// micro_pipeline_tp.py: fused_all_gather_matmul, fused_matmul_reduce_scatter): each remote
+// chunk's transfer runs beside another chunk's GEMM, and the local chunk's GEMM, 1/n of g, has no
+// transfer beside it. Hidden: min(c, g (n - 1) / n), g being the chunked GEMMs' time: the split
+// costs what tp smaller GEMMs lose against one (their rate on the profile's curve).
+double async_tp_hidden(double c, double g, double n) { return std::min(c, g * (n - 1) / n); }
+
+// The TP collectives of TP-parallel blocks (attention, MLP): an all-reduce after each, or with
+// sequence parallelism an all-gather before and a reduce-scatter after. The gather moves what the
+// recipe gathers (sp_gather_element_bytes: the quantised GEMM input under most recipes);
+// reductions stay 16-bit. Under async TP (layout.async_tp) each sequence-parallel collective
+// hides behind its own GEMM (tp_hidden); `gathers_pipelined` false leaves the all-gathers whole.
+void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, double h, const GroupShape& tp,
+                          std::span<const TpBlockGemms> blocks, double gather_bytes_per_element, bool regathered,
+                          bool gathers_pipelined, PhaseCost& f, PhaseCost& b) {
     const double bytes = x.T * h * 2;
+    const double n = static_cast<double>(blocks.size());
     if (!l.sequence_parallel) {
-        const double all_reduces = blocks * k.collective(CollectiveOp::AllReduce, bytes, tp);
+        const double all_reduces = n * k.collective(CollectiveOp::AllReduce, bytes, tp);
         f.tp += all_reduces;
         b.tp += all_reduces;
         return;
     }
     const double gather = k.collective(CollectiveOp::AllGather, x.T * h * gather_bytes_per_element, tp);
     const double scatter = k.collective(CollectiveOp::ReduceScatter, bytes, tp);
-    f.tp += blocks * (gather + scatter);
-    // Sequence parallelism keeps only the sharded input of the QKV and first MLP projections, so
-    // their weight gradients gather it again (Megatron's and Transformer Engine's linear layers).
-    b.tp += blocks * (gather + scatter) + blocks * gather;
+    f.tp += n * (gather + scatter);
+    // Where sequence parallelism keeps only the sharded input of the QKV and first MLP
+    // projections, their weight gradients gather it again (runtime sp_input_regathered).
+    b.tp += n * (gather + scatter) + (regathered ? n * gather : 0.0);
+    if (!l.async_tp) return;
+    // Forward: the all-gather feeds the first GEMMs, the last feeds the reduce-scatter. Backward:
+    // the output gradient's all-gather feeds the last GEMM's input gradient, the first's input
+    // gradient feeds the reduce-scatter (the same FLOPs and split as forward).
+    for (const TpBlockGemms& g : blocks) {
+        const double first_loss = g.first_split - g.first, last_loss = g.last_split - g.last;
+        f.tp_hidden += async_tp_hidden(scatter, g.last_split, x.tp);
+        b.tp_hidden += async_tp_hidden(scatter, g.first_split, x.tp);
+        f.gemm += last_loss;
+        b.gemm += first_loss;
+        if (!gathers_pipelined) continue;
+        f.tp_hidden += async_tp_hidden(gather, g.first_split, x.tp);
+        b.tp_hidden += async_tp_hidden(gather, g.last_split, x.tp);
+        f.gemm += first_loss;
+        b.gemm += last_loss;
+    }
 }
 
 // A MoE layer's MLP as Megatron-Core runs it (MoE parallel folding): each rank routes its own
@@ -389,6 +445,13 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     PhaseCost& f = c.forward;
     PhaseCost& b = c.backward;
     const PhaseCost up_projections = attention_projections(m, k, x, ctx.scenario.training, f, b);
+    // The attention block's GEMMs around its TP collectives: the output projection last, the rest first.
+    const double attention_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.v_head_dim) : d(m.heads) * d(m.head_dim);
+    const double qkv_out = m.attention == AttentionKind::MultiLatent
+                               ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim)
+                               : (d(m.heads) + 2 * d(m.kv_heads)) * d(m.head_dim);
+    TpBlockGemms tp_blocks[2];
+    tp_blocks[0] = tp_block_gemms(k, x, f.gemm, qkv_out / x.tp, d(m.hidden), d(m.hidden), attention_out / x.tp);
     const double core_before = f.attention;
     attention_core(ctx, k, x, l, layer, f, b);
     const double core = f.attention - core_before;
@@ -404,17 +467,28 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     if (m.layer_is_moe(layer)) {
         moe = moe_block(ctx, k, x, l, groups, f, b);
         mlp_tp_comm = m.moe.shared_experts > 0 || l.etp > 1;
+        // The shared experts are the MLP block's TP GEMMs (expert TP's gathers have none of their own).
+        if (m.moe.shared_experts > 0) {
+            const double shared = d(m.moe.shared_experts * m.moe.shared_ffn_hidden);
+            tp_blocks[1] = tp_block_gemms(k, x, moe.shared.gemm, (m.gated_mlp() ? 2 : 1) * shared / x.tp, d(m.hidden), d(m.hidden),
+                                          shared / x.tp);
+        }
     } else {
         dense_act = mlp(m, k, x.T, d(m.ffn_hidden), x.tp, dense_mlp, dense_mlp_b);
+        tp_blocks[1] = tp_block_gemms(k, x, dense_mlp.gemm, (m.gated_mlp() ? 2 : 1) * d(m.ffn_hidden) / x.tp, d(m.hidden), d(m.hidden),
+                                      d(m.ffn_hidden) / x.tp);
         f.gemm += dense_mlp.gemm;
         f.memory += dense_mlp.memory;
         b.gemm += dense_mlp_b.gemm;
         b.weight_grad += dense_mlp_b.weight_grad;
         b.memory += dense_mlp_b.memory;
     }
-    const PrecisionRecipe& recipe = ctx.scenario.training.precision;
-    const double gathered = recipe.quantized() && recipe.operands == Precision::Fp8 ? 1.0 : 2.0;
-    tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, mlp_tp_comm ? 2.0 : 1.0, gathered, f, b);
+    const double gathered = sp_gather_element_bytes(ctx.scenario.training.precision);
+    const std::span<const TpBlockGemms> tp_block_span(tp_blocks, mlp_tp_comm ? 2 : 1);
+    // PyTorch's micro-pipeline pass fuses matmul -> reduce-scatter but not all-gather -> matmul
+    // when the matmul takes row-wise scales (pytorch/pytorch#149990, torchao's row-wise float8).
+    const bool gathers_pipelined = ctx.scenario.training.precision.scaling != Scaling::Row;
+    tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, tp_block_span, gathered, ctx.runtime.sp_input_regathered, gathers_pipelined, f, b);
     if (l.cp > 1) {
         const double kv = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
                                                                      : 2 * d(m.kv_heads) * d(m.head_dim);
@@ -457,12 +531,14 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     if (l.recompute == Recompute::Full) {
         c.recompute = f.compute();
         b.tp += f.tp;
+        b.tp_hidden += f.tp_hidden;
         b.ep += f.ep;
     } else if (l.recompute == Recompute::Selective && ctx.runtime.selective_checkpoint == SelectiveCheckpoint::Layers) {
         // Every interval-th block recomputed whole (SelectiveCheckpoint), spread over the layers.
         const double share = 1.0 / d(ctx.runtime.selective_checkpoint_interval);
         c.recompute = share * f.compute();
         b.tp += share * f.tp;
+        b.tp_hidden += share * f.tp_hidden;
         b.ep += share * f.ep;
     } else if (l.recompute == Recompute::Selective && ctx.runtime.selective_checkpoint == SelectiveCheckpoint::Ops) {
         // torchtitan's per-op policy (SelectiveCheckpoint): the matmuls it does not save, and
@@ -484,9 +560,12 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
             c.recompute += moe.block.compute();
             b.ep += moe.block.ep;
         }
-        if (l.tp > 1 && l.sequence_parallel)
-            b.tp += (mlp_tp_comm ? 2.0 : 1.0) * k.collective(CollectiveOp::AllGather, x.T * d(m.hidden) * gathered, groups.tp);
-        else if (l.tp > 1)
+        if (l.tp > 1 && l.sequence_parallel) {
+            const double gather = k.collective(CollectiveOp::AllGather, x.T * d(m.hidden) * gathered, groups.tp);
+            // Recomputed for the weight gradients, which take the gathered input as their
+            // reduction dimension: no GEMM of the recompute to pipeline them with.
+            b.tp += d(tp_block_span.size()) * gather;
+        } else if (l.tp > 1)
             b.tp += k.collective(CollectiveOp::AllReduce, x.T * d(m.hidden) * 2, groups.tp);
     } else if (l.recompute == Recompute::Selective) {
         const std::uint8_t r = active_recompute_modules(l.recompute, l.recompute_modules, ctx.runtime.flash_attention());
@@ -555,12 +634,10 @@ CommDetail dp_gather_detail(const CostContext& ctx, const Layout& l, const Group
 
 double gathered_weight_bytes(const CostContext& ctx) {
     const PrecisionRecipe& recipe = ctx.scenario.training.precision;
-    if (!ctx.runtime.fp8_param_gather || recipe.operands != Precision::Fp8 || !recipe.quantized()) return 2.0;
-    switch (recipe.scaling) {
-        case Scaling::Mx: return 1.0 + 1.0 / 32;
-        case Scaling::Block: return 1.0 + 4.0 / (128 * 128);
-        default: return 1.0;  // per-tensor (and row-wise) scales: one number a tensor
-    }
+    // torchao's row-wise recipe communicates in high precision (sp_gather_element_bytes).
+    if (!ctx.runtime.fp8_param_gather || recipe.operands != Precision::Fp8 || !recipe.quantized() || recipe.scaling == Scaling::Row)
+        return 2.0;
+    return quantized_element_bytes(recipe, TensorRole::Weight);
 }
 
 double pp_transfer(const CostContext& ctx, const Layout& l, const LayoutGroups& groups) {

@@ -18,6 +18,7 @@ struct PhaseCost {
     double attention = 0;  // attention core (flash kernel, or unfused GEMMs + softmax)
     double memory = 0;     // memory-bound kernels: norms, rotary, activation, residual, dropout
     double tp = 0;         // tensor-parallel collectives, before overlap
+    double tp_hidden = 0;  // of tp, what async TP pipelines with the collectives' own GEMMs
     double cp = 0;         // context-parallel K/V exchange, before overlap
     double ep = 0;         // expert-parallel all-to-all, before overlap
     double zero3 = 0;      // ZeRO-3 parameter gather (and gradient reduce-scatter), before prefetch
@@ -65,10 +66,10 @@ double pp_transfer(const CostContext& ctx, const Layout& layout, const LayoutGro
 // all-gather ZeRO needs after the optimizer.
 double dp_reduce(const CostContext& ctx, const Layout& layout, const GroupShape& group, double params);
 double dp_gather(const CostContext& ctx, const Layout& layout, const GroupShape& group, double bytes);
-// Bytes per parameter a ZeRO all-gather moves for the transformer layers' weights: one FP8 byte
-// (with MXFP8's E8M0 scale per 32, blockwise's fp32 per 128 x 128) where the recipe's operands are
-// FP8 and the runtime gathers them so (fp8_param_gather), else 16 bits. The embedding and output
-// layer stay 16-bit.
+// Bytes per parameter a ZeRO all-gather moves for the transformer layers' weights: the quantised
+// weight (quantized_element_bytes) where the recipe's operands are FP8 and the runtime gathers them
+// so (fp8_param_gather), else 16 bits; torchao's row-wise recipe gathers 16 bits. The embedding
+// and output layer stay 16-bit.
 double gathered_weight_bytes(const CostContext& ctx);
 // HSDP: the all-reduce of a shard group's gradient shard (`params` of the unsharded gradient,
 // divided over the `shard` group) across its `replicas`; 0 without replicas.

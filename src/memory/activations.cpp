@@ -38,7 +38,9 @@ PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::in
     PerToken p;
     const double h = d(m.hidden), heads = d(m.heads);
     p.replicated += 2 * h;  // norm input (bytes: 2 per element)
-    if (!(recompute & kRecomputeLayerNorm)) p.replicated += t.saved_input_bytes * h;  // norm output = QKV GEMM input
+    // The norm output, the QKV GEMM's input: sharded under sequence parallelism where the backward
+    // gathers it again, whole where autograd saved the gathered copy.
+    if (!(recompute & kRecomputeLayerNorm)) (t.sp_input_regathered ? p.replicated : p.unsplit) += t.saved_input_bytes * h;
     if (t.dropout) p.replicated += h;  // output dropout mask, 1 byte
     double q, k, v;
     if (m.attention == AttentionKind::MultiLatent) {
@@ -76,7 +78,10 @@ PerToken mlp_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t 
     const double h = d(m.hidden);
     p.replicated += 2 * h;                // norm input
     const double norm_output = t.saved_input_bytes * h;  // first GEMM (or router) input
-    if (!(recompute & kRecomputeLayerNorm)) p.replicated += norm_output;
+    // A dense MLP's input is gathered over TP like the QKV GEMM's (attention_per_token); a MoE
+    // layer's router and dispatcher take the sharded tokens.
+    if (!(recompute & kRecomputeLayerNorm))
+        (t.sp_input_regathered || m.layer_is_moe(layer) ? p.replicated : p.unsplit) += norm_output;
     if (t.dropout) p.replicated += h;
     if (!m.layer_is_moe(layer)) {
         if (recompute & kRecomputeMlp) {
@@ -116,7 +121,7 @@ double bytes_for(const PerToken& p, const Layout& l, double tokens) {
 double kept_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer, std::uint8_t modules, double tokens) {
     PerToken a = attention_per_token(s.model, t, s.training.seq_len, modules);
     PerToken m = mlp_per_token(s.model, t, layer, modules);
-    return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded, 0}, l, tokens);
+    return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded, a.unsplit + m.unsplit}, l, tokens);
 }
 }  // namespace
 
@@ -140,7 +145,8 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     // Transformer Engine saves a quantised recipe's GEMM inputs for the weight gradient in the
     // low-precision format (with its scales), not in 16 bits.
     const PrecisionRecipe& p = s.training.precision;
-    t.saved_input_bytes = p.quantized() ? precision_bytes(p.operands) * (p.scaling == Scaling::Nv ? 1.125 : 1.0) : 2.0;
+    t.saved_input_bytes = quantized_element_bytes(p, TensorRole::Activation);
+    t.sp_input_regathered = runtime.sp_input_regathered;
     return t;
 }
 
@@ -166,7 +172,7 @@ const Layout& effective_sharding_scratch(const Layout& layout, const RuntimeTrai
 double layer_working_set_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
     PerToken a = attention_per_token(s.model, t, s.training.seq_len, 0);
     PerToken m = mlp_per_token(s.model, t, layer, 0);
-    return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded}, l, tokens_per_microbatch(s, l));
+    return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded, a.unsplit + m.unsplit}, l, tokens_per_microbatch(s, l));
 }
 
 double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {

@@ -17,6 +17,7 @@ struct RuntimeTraits {
     bool zero3_reshard_with_pp = true;  // see effective_sharding()
     Precision grad_dtype = Precision::Fp32;  // gradient buffers (gradient_dtype())
     double saved_input_bytes = 2.0;  // bytes per element of a GEMM input kept for the weight gradient
+    bool sp_input_regathered = true;  // SP keeps the QKV/first-MLP input sharded (RuntimeProfile), else whole
     Zero3Traits zero3;               // what ZeRO-3 keeps gathered (the runtime profile's)
     bool least_pp_warmup = false;    // the runtime's interleaved warm-up is the least (RuntimeProfile)
     SelectiveCheckpoint selective = SelectiveCheckpoint::Modules;  // what "selective" keeps (RuntimeProfile)

@@ -327,6 +327,22 @@ const Feature kFeatures[] = {
                                ": wrap the linear layers with Transformer Engine (te.Linear under te.autocast with the "
                                "recipe) in code; the config runs them in bf16");
      }},
+    // PyTorch's async TP (layout.async_tp): torchtitan's switch, which needs torch.compile of the
+    // model (torchtitan b5bcd76c configs.py CompileConfig; v0.2.2 under [parallelism]).
+    {"async TP", [](const Scenario&) { return true; },
+     [](const Scenario&, const Layout& l, Emitted& e) {
+         if (l.async_tp)
+             e.notes.push_back("Megatron has no PyTorch async TP: its own TP overlap is --tp-comm-overlap (Transformer Engine "
+                               "userbuffers), which the plan did not price; the plan's async_tp is not set");
+     },
+     [](const Scenario&, const Layout& l, Emitted& e) {
+         if (!l.async_tp) return;
+         key(e, "compile", "enable", true);
+         key(e, toml(e) ? "parallelism" : "compile", "enable_async_tensor_parallel", true);
+     },
+     [](const Scenario&, const Layout& l, Emitted& e) {
+         if (l.async_tp) e.notes.push_back("DeepSpeed has no async TP: the plan's async_tp is not set");
+     }},
 };
 
 void apply_features(const Scenario& s, const Layout& l, Emitted& e, EmitFormat f) {

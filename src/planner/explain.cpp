@@ -39,6 +39,7 @@ std::string layout_label(const Layout& l) {
     if (l.sequence_parallel) s += " sp";
     if (l.recompute != Recompute::None) s += l.recompute == Recompute::Full ? " full" : " sel";
     if (l.ep_a2a_overlap) s += " a2a-overlap";
+    if (l.async_tp) s += " async-tp";
     if (l.moe_dispatcher) s += " " + std::string(name_of(*l.moe_dispatcher));
     if (l.rank_order != Layout{}.rank_order) s += " " + rank_order_text(l.rank_order);
     const bool uneven = std::any_of(l.stage_layers.begin(), l.stage_layers.end(),

@@ -137,6 +137,16 @@ std::vector<bool> ep_overlap_values(const Scenario& s, const LayoutSpec& f, cons
     return allowed ? std::vector<bool>{false, true} : std::vector<bool>{false};
 }
 
+// PyTorch's async TP where the framework has it and the layout allows it (async_tp_rule). Open,
+// it is on wherever allowed: it only takes communication off the critical path (what it hides
+// slows compute by the runtime's sm_contention, a fraction of what it saves), so the layout
+// without it never wins and is not searched.
+std::vector<bool> async_tp_values(const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
+    const bool allowed = async_tp_rule(c.tp, c.sequence_parallel).empty();
+    if (f.async_tp) return !*f.async_tp ? std::vector<bool>{false} : allowed ? std::vector<bool>{true} : std::vector<bool>{};
+    return {o.framework.async_tp && allowed};
+}
+
 std::vector<std::int64_t> vp_values(const LayoutSpec& f, const std::vector<std::int64_t>& split,
                                     const SearchOptions& o) {
     const std::int64_t pp = static_cast<std::int64_t>(split.size());
@@ -295,7 +305,10 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                                         c.rank_order = order;
                                         for (bool overlap : ep_overlap_values(s, f, o, c)) {
                                             c.ep_a2a_overlap = overlap;
-                                            out.push_back(c);
+                                            for (bool async : async_tp_values(f, o, c)) {
+                                                c.async_tp = async;
+                                                out.push_back(c);
+                                            }
                                         }
                                     }
 }
@@ -446,6 +459,7 @@ void to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c, Layou
     l.recompute_modules = c.recompute_modules;
     l.activation_offload_layers = c.offload_layers;
     l.ep_a2a_overlap = c.ep_a2a_overlap;
+    l.async_tp = c.async_tp;
     l.moe_dispatcher = f.moe_dispatcher;  // not searched: the framework's unless the scenario names one
     l.schedule = c.schedule;
     l.pp_warmup = f.pp_warmup.value_or(0);

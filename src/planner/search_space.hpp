@@ -38,6 +38,7 @@ struct Candidate {
     std::uint8_t recompute_modules = 0;  // with selective recompute; 0 = the era's default
     std::uint8_t rank_order = 0;  // index into candidate_rank_orders()
     Schedule schedule = Schedule::OneFOneB;
+    bool async_tp = false;  // last: it fills the padding byte of the 32
 };
 
 // The rank orders worth trying: Megatron's default (DP outside TP/CP/EP, PP outermost) and PP

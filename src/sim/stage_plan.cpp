@@ -43,7 +43,9 @@ struct Exposure {
         Exposed e;
         e.parts[at(Cost::Compute)] = (p.compute() - recompute) * slowdown;
         e.parts[at(Cost::Recompute)] = recompute * slowdown;
-        e.parts[at(Cost::TP)] = p.tp * (1 - o.tp);
+        // Async TP's pipelined share first; the runtime's overlap of the rest.
+        const double tp_open = p.tp - p.tp_hidden;
+        e.parts[at(Cost::TP)] = tp_open * (1 - o.tp);
         e.parts[at(Cost::CP)] = p.cp * (1 - o.cp);
         const double ep_open = p.ep * (1 - o.ep);
         const double ep_paired = pairing * std::min(ep_open, partner * slowdown);
@@ -52,7 +54,7 @@ struct Exposure {
         // which hides them as far as it lasts; what was not prefetched waits.
         const double zero3_hidden = std::min(p.zero3 - p.zero3_waited, p.compute());
         e.parts[at(Cost::ZeRO)] = p.zero3 - zero3_hidden;
-        const double hidden = p.tp * o.tp + p.cp * o.cp + p.ep * o.ep + ep_paired + zero3_hidden;
+        const double hidden = p.tp_hidden + tp_open * o.tp + p.cp * o.cp + p.ep * o.ep + ep_paired + zero3_hidden;
         e.contention = runtime->sm_contention * hidden;
         return e;
     }
@@ -237,14 +239,14 @@ struct LayerCostKey {
     std::array<ParallelDim, 5> order{};
     Recompute recompute = Recompute::None;
     std::uint8_t modules = 0;
-    bool sequence_parallel = false, optimizer_offload = false;
+    bool sequence_parallel = false, optimizer_offload = false, async_tp = false;
     std::optional<MoeDispatcher> dispatcher;
     bool operator==(const LayerCostKey&) const = default;
 };
 
 LayerCostKey layer_cost_key(const StepContext& ctx, const Layout& l) {
     return {ctx.id(), {l.tp, l.cp, l.ep, l.etp, l.pp, l.dp, l.microbatch, l.zero_stage, l.shard_dp()}, l.rank_order, l.recompute,
-            l.recompute_modules, l.sequence_parallel, l.optimizer_offload, l.moe_dispatcher};
+            l.recompute_modules, l.sequence_parallel, l.optimizer_offload, l.async_tp, l.moe_dispatcher};
 }
 
 std::size_t hash_of(const LayerCostKey& k) {
@@ -255,6 +257,7 @@ std::size_t hash_of(const LayerCostKey& k) {
     h.add(k.modules);
     h.add(k.sequence_parallel ? 1 : 0);
     h.add(k.optimizer_offload ? 1 : 0);
+    h.add(k.async_tp ? 1 : 0);
     h.add(k.dispatcher ? static_cast<std::uint64_t>(*k.dispatcher) + 1 : 0);
     return h.value();
 }

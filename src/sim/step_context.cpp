@@ -86,6 +86,7 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       model_flops_(model_flops_per_step(scenario)),
       id_(next_context_id()) {
     if (scenario.layout.schedule) check_schedule_shipped(runtime_, *scenario.layout.schedule, "/layout/schedule");
+    if (scenario.layout.async_tp && *scenario.layout.async_tp) check_async_tp_offered(runtime_, "/layout/async_tp");
     if (scenario.layout.recompute_modules) check_recompute_modules(runtime_, *scenario.layout.recompute_modules, "/layout/recompute_modules");
     for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full}) {
         Layout l;

@@ -43,6 +43,10 @@ constexpr FieldDef kLayoutFields[] = {
      "the MoE all-to-all of one microbatch runs behind the compute of another, a forward and a backward merged "
      "(Megatron --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap)", "", default_bool(false), -1e300, 1e300, "",
      bind<&LayoutSpec::ep_a2a_overlap>()},
+    {"async_tp", FieldType::Boolean,
+     "each sequence-parallel all-gather and reduce-scatter split into tp chunks pipelined with the GEMM it feeds or drains "
+     "(PyTorch async TP; torchtitan --parallelism.enable_async_tensor_parallel); needs tp > 1 and sequence parallelism", "",
+     default_bool(false), -1e300, 1e300, "", bind<&LayoutSpec::async_tp>()},
     {"moe_dispatcher", FieldType::String,
      "how MoE tokens reach their experts (Megatron --moe-token-dispatcher-type, flex backend): alltoall, allgather, deepep, hybridep",
      "", "the framework generation's (runtime moe_dispatcher)", -1e300, 1e300, "",
@@ -123,6 +127,7 @@ LayoutSpec fixed_spec(const Layout& l) {
     if (l.recompute_modules != 0) k.recompute_modules = l.recompute_modules;
     k.activation_offload_layers = l.activation_offload_layers;
     k.ep_a2a_overlap = l.ep_a2a_overlap;
+    k.async_tp = l.async_tp;
     k.moe_dispatcher = l.moe_dispatcher;
     k.schedule = l.schedule;
     if (l.pp_warmup > 0) k.pp_warmup = l.pp_warmup;

@@ -78,6 +78,7 @@ struct LayoutSpec {
     std::optional<std::uint8_t> recompute_modules;
     std::optional<std::int64_t> activation_offload_layers;
     std::optional<bool> ep_a2a_overlap;
+    std::optional<bool> async_tp;
     std::optional<MoeDispatcher> moe_dispatcher;
     std::optional<Schedule> schedule;
     std::optional<std::int64_t> pp_warmup;
@@ -99,6 +100,9 @@ struct Layout {
     std::uint8_t recompute_modules = 0;      // with Selective; 0 = the era's default set
     std::int64_t activation_offload_layers = 0;  // layers per stage whose activations wait in host memory
     bool ep_a2a_overlap = false;  // MoE all-to-all hidden behind another microbatch's compute (combined 1F1B)
+    // Each sequence-parallel all-gather and reduce-scatter split into tp steps pipelined with its
+    // GEMM (PyTorch's async TP: torchtitan --parallelism.enable_async_tensor_parallel).
+    bool async_tp = false;
     // Unset: the framework generation's (RuntimeProfile::moe_dispatcher, read where it is priced).
     std::optional<MoeDispatcher> moe_dispatcher;
     Schedule schedule = Schedule::OneFOneB;

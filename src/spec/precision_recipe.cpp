@@ -24,6 +24,26 @@ constexpr PrecisionRecipe kRecipes[] = {
 
 std::span<const PrecisionRecipe> precision_recipes() { return kRecipes; }
 
+double quantized_element_bytes(const PrecisionRecipe& recipe, TensorRole role) {
+    switch (recipe.scaling) {
+        case Scaling::None: return 2.0;
+        case Scaling::Tensor:
+        case Scaling::Row: return 1.0;
+        // An fp32 scale per 1x128 activation tile or 128x128 weight block.
+        case Scaling::Block: return 1.0 + 4.0 / (role == TensorRole::Activation ? 128.0 : 128.0 * 128.0);
+        // An E8M0 (1-byte) scale per 32 elements.
+        case Scaling::Mx: return 1.0 + 1.0 / 32;
+        // FP4 (half a byte) with an E4M3 (1-byte) scale per 16 elements.
+        case Scaling::Nv: return 0.5 + 1.0 / 16;
+    }
+    return 2.0;
+}
+
+double sp_gather_element_bytes(const PrecisionRecipe& recipe) {
+    if (recipe.scaling == Scaling::Nv || recipe.scaling == Scaling::Row) return 2.0;
+    return quantized_element_bytes(recipe, TensorRole::Activation);
+}
+
 const PrecisionRecipe& precision_recipe(std::string_view name, const std::string& path) {
     for (const auto& r : kRecipes)
         if (r.name == name) return r;

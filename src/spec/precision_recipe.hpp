@@ -27,6 +27,24 @@ struct PrecisionRecipe {
     bool block_scaled() const { return scaling == Scaling::Mx || scaling == Scaling::Nv; }
 };
 
+// What a quantised tensor is used as: its scale blocks differ (DeepSeek-V3's recipe scales
+// activations per 1x128 tile and weights per 128x128 block; the others alike for both).
+enum class TensorRole { Activation, Weight };
+
+// Bytes per element of a tensor's quantised copy under `recipe`: the low-precision value and its
+// share of the scales (16 bits where the recipe quantises nothing). Per-tensor and per-row scales
+// are one number a tensor or a row, nothing per element.
+double quantized_element_bytes(const PrecisionRecipe& recipe, TensorRole role);
+
+// Bytes per element a sequence-parallel all-gather moves before a GEMM. Transformer Engine
+// quantises the sharded input and gathers the quantised copy (FP8, MXFP8 and blockwise recipes);
+// its NVFP4 recipe gathers 16 bits, since the column-wise copy is taken after a random Hadamard
+// transform of the whole tensor (TransformerEngine PR #2177). torchao's row-wise recipe keeps
+// every distributed communication in high precision (pytorch/torchtitan docs, components/
+// quantization/float8.md: "for float8 with rowwise scaling, all distributed communication is done
+// in high precision"); its tensor-wise one gathers FP8 (torchtitan's Float8ColwiseParallel).
+double sp_gather_element_bytes(const PrecisionRecipe& recipe);
+
 // Every recipe Sextant models, for parsing, `schema` and the docs.
 std::span<const PrecisionRecipe> precision_recipes();
 // The names of precision_recipes() for the field tables (a test holds the two together).

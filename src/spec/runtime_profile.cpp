@@ -77,6 +77,11 @@ constexpr FieldDef kRuntimeFields[] = {
     {"fp8_param_gather", FieldType::Boolean,
      "FP8 recipes keep the transformer layers' weights in FP8 and all-gather them so under ZeRO (Megatron --fp8-param-gather)", "",
      default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::fp8_param_gather>()},
+    {"sp_input_regathered", FieldType::Boolean,
+     "sequence parallelism keeps the sharded input of the QKV and first MLP GEMMs and all-gathers it again for their weight "
+     "gradients (Megatron, Transformer Engine); false: the gathered input is saved whole and the backward gathers only the output "
+     "gradient (PyTorch DTensor)", "",
+     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::sp_input_regathered>()},
     {"activation_cast_fused", FieldType::Boolean,
      "the MLP's activation kernel writes the next GEMM's quantised input (and its backward the quantised gradient); false: the linear "
      "layer quantises the activation's 16-bit output in its own kernels", "",
@@ -126,6 +131,9 @@ constexpr FieldDef kFeatureFields[] = {
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all hidden behind another microbatch's compute (Megatron-Core 0.14+ --overlap-moe-expert-parallel-comm)", "",
      default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::ep_a2a_overlap>()},
+    {"async_tp", FieldType::Boolean,
+     "PyTorch's async tensor parallelism: sequence-parallel collectives pipelined with their GEMMs (layout.async_tp)", "",
+     default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::async_tp>()},
     {"hsdp", FieldType::Boolean, "ZeRO states sharded inside groups of data-parallel ranks, replicated across them (layout.shard_group)", "",
      default_bool(true), -kAny, kAny, "", bind<&FrameworkFeatures::hsdp>()},
 };
@@ -209,6 +217,13 @@ void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, co
     for (const ScheduleDef& d : schedules())
         if (runtime.features.ships(d.id)) names += (names.empty() ? "" : ", ") + std::string(d.name);
     throw InputError(path, "\"" + schedule_name(schedule) + "\"", runtime.name + " does not ship this pipeline schedule (it ships " + names + ")");
+}
+
+void check_async_tp_offered(const RuntimeProfile& runtime, const std::string& path) {
+    if (runtime.features.async_tp) return;
+    throw InputError(path, "true",
+                     runtime.name + " has no async TP (PyTorch's, torchtitan's --parallelism.enable_async_tensor_parallel); Megatron's "
+                                    "--tp-comm-overlap is its runtime's tp_overlap share, not a layout key");
 }
 
 void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path) {

@@ -82,6 +82,7 @@ struct FrameworkFeatures {
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
     bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
     bool ep_a2a_overlap = false;      // MoE all-to-all behind another microbatch (Megatron-Core 0.14+)
+    bool async_tp = false;            // PyTorch's async TP (layout.async_tp; torchtitan with torch.compile)
     // HSDP: ZeRO states sharded inside groups of data-parallel ranks and replicated across them
     // (layout.shard_group; torchtitan data_parallel_shard_degree, Megatron-Core
     // --num-distributed-optimizer-instances, DeepSpeed MiCS mics_shard_size).
@@ -141,6 +142,12 @@ struct RuntimeProfile {
     // and the next linear layer quantises them in its own kernels (Megatron-Core's
     // bias_swiglu_impl / bias_gelu_impl before a TE linear layer).
     bool activation_cast_fused = true;
+    // Sequence parallelism keeps only the sharded input of the QKV and first MLP projections, and
+    // the weight-gradient GEMMs all-gather it again (Megatron's and Transformer Engine's linear
+    // layers). False: autograd saves the gathered input whole on every TP rank and the backward
+    // gathers nothing more (PyTorch DTensor's sequence parallelism in torchtitan: the matmul after
+    // the all-gather saves its input).
+    bool sp_input_regathered = true;
     // The MoE token dispatcher a layout runs unless it names one (layout.moe_dispatcher).
     MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
     // Context parallelism as a ring of K/V over load-balanced chunks (each rank holds chunks i
@@ -174,6 +181,8 @@ Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& run
 
 // Refuses a schedule the framework does not ship, naming `path` (exit 2).
 void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, const std::string& path);
+// Refuses layout.async_tp under a runtime without PyTorch's async TP, naming `path` (exit 2).
+void check_async_tp_offered(const RuntimeProfile& runtime, const std::string& path);
 
 // Refuses a layout's recompute_modules (Megatron's modules) under a runtime whose selective
 // recompute is not Megatron's, naming `path` (exit 2).

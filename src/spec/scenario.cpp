@@ -429,7 +429,21 @@ std::string ep_overlap_rule(bool moe, std::optional<MoeDispatcher> dispatcher, s
     return "";
 }
 
+std::string async_tp_rule(std::optional<std::int64_t> tp, std::optional<bool> sequence_parallel) {
+    // torch/_inductor/fx_passes/micro_pipeline_tp.py fuses all-gather -> matmul and matmul ->
+    // reduce-scatter: the collectives sequence parallelism puts around a TP block.
+    if (tp && *tp < 2) return "splits the tensor-parallel collectives: needs tp > 1";
+    if (sequence_parallel && !*sequence_parallel) return "pipelines sequence parallelism's all-gathers and reduce-scatters: needs sequence_parallel";
+    return "";
+}
+
 namespace {
+void check_async_tp(const LayoutSpec& k) {
+    if (!k.async_tp || !*k.async_tp) return;
+    const std::string rule = async_tp_rule(k.tp, k.sequence_parallel);
+    if (!rule.empty()) throw InputError("/layout/async_tp", "true", rule);
+}
+
 void check_ep_overlap(const Scenario& s, const LayoutSpec& k) {
     if (!k.ep_a2a_overlap || !*k.ep_a2a_overlap) return;
     const std::string rule = ep_overlap_rule(s.model.is_moe(), k.moe_dispatcher, k.ep, k.pp, k.vp, k.recompute, k.recompute_modules);
@@ -450,6 +464,7 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_shard_group(s, k);
     check_recompute(s, known);
     check_ep_overlap(s, k);
+    check_async_tp(k);
     if (k.cp && *k.cp > 1 && s.training.seq_len % (2 * *k.cp) != 0)
         throw InputError("/layout/cp", int_text(*k.cp),
                          "seq_len (" + int_text(s.training.seq_len) +
@@ -509,6 +524,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     if (spec.recompute_modules) l.recompute_modules = *spec.recompute_modules;  // else the era's (active_recompute_modules)
     l.activation_offload_layers = d.activation_offload_layers.value();
     l.ep_a2a_overlap = d.ep_a2a_overlap.value();
+    l.async_tp = d.async_tp.value();
     l.moe_dispatcher = spec.moe_dispatcher;
     l.schedule = spec.schedule.value_or(l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB);
     if (spec.pp_warmup) l.pp_warmup = *spec.pp_warmup;  // else Megatron's (the schedule's rule)

@@ -75,6 +75,7 @@ std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
         out.push_back("activation_offload_layers=" + std::to_string(l.activation_offload_layers));
     if (!spec.optimizer_offload && l.optimizer_offload) out.push_back("optimizer_offload=true");
     if (!spec.ep_a2a_overlap && l.ep_a2a_overlap) out.push_back("ep_a2a_overlap=true");
+    if (!spec.async_tp && l.async_tp) out.push_back("async_tp=true");
     if (!spec.rank_order && l.rank_order != Layout{}.rank_order) out.push_back("rank_order=" + rank_order_text(l.rank_order));
     return out;
 }
@@ -155,6 +156,8 @@ Scenario run_scenario(const json& run, const std::string& path, const std::files
         // The MoE all-to-all overlap is a recipe switch, off in Megatron-Core unless set: a run
         // has it where its source (or its release's recipe) says so, and it is not guessed.
         if (!s.layout.ep_a2a_overlap) s.layout.ep_a2a_overlap = false;
+        // So is async TP (torchtitan's --parallelism.enable_async_tensor_parallel).
+        if (!s.layout.async_tp) s.layout.async_tp = false;
         return s;
     } catch (const InputError& e) {
         throw InputError(path + e.path(), e.value(), e.rule());
