@@ -714,3 +714,16 @@ TEST_CASE("the planner turns async TP on wherever the framework has it and the l
     o.framework.async_tp = true;
     CHECK(count(off, [](const Candidate& c) { return c.async_tp; }) == 0);
 }
+
+TEST_CASE("row-wise FP8 casts: the column scales' amax is a pass over every token of its own, beside and behind the producer") {
+    // A row's amax and cast are one kernel (read 2 B, write 1 B), or part of the norm or
+    // activation producing the row (1 B); a column's amax must see every token before any
+    // element is cast: a read pass (2 B), then a cast (2 + 1 B). Current scaling's per-tensor
+    // amax is the same kind of pass (2 B), then one cast writing both copies (2 + 1 + 1 B), or
+    // behind a norm the 16-bit output read back (2 + 1 + 1 B). Every number is divided by one
+    // cast efficiency, so the ratios are the traffic's.
+    const QuantizationCost row = quantization_cost(Scaling::Row, false), tensor = quantization_cost(Scaling::Tensor, false);
+    CHECK(row.bytes_per_element / tensor.bytes_per_element == doctest::Approx((3.0 + 5.0) / (2.0 + 2.0 + 1.0 + 1.0)));
+    CHECK(row.fused_bytes_per_element / tensor.fused_bytes_per_element == doctest::Approx((1.0 + 5.0) / (2.0 + 1.0 + 1.0)));
+    CHECK(row.gemm_factor == 0.95);
+}

@@ -35,11 +35,16 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         // then quantize"): 2 + 1 + 1 B. Inductor's casts behind a compiled norm or activation
         // (torchao tensorwise) have the same two passes.
         case Scaling::Tensor: return with_efficiency(1.0, delayed ? 4.0 : 6.0, delayed ? 2.0 : 4.0);
-        // torchao row-wise: two axis-wise casts (row scales for the forward GEMM, column scales
-        // for the weight gradient), each reading the tensor (2 B) and writing 1 B; CUTLASS's
-        // row-scaled GEMM reaches 90-100% of cuBLAS tensor-wise on H100 for most shapes
-        // (pytorch/pytorch#147971; FBGEMM#2764: 1,324 vs 1,355 TFLOP/s): 0.95.
-        case Scaling::Row: return with_efficiency(0.95, 6.0, 2.0);
+        // torchao row-wise: two axis-wise casts, row scales for the forward GEMM and column scales
+        // (one per hidden column, over every token) for the weight gradient. A row's amax fits
+        // one kernel with its cast (read 2 B, write 1 B), as it does inside the norm or
+        // activation that produces the tensor (write 1 B); a column's amax reduces over all the
+        // tokens before any element can be cast, so it is a pass of its own (read 2 B) and a cast
+        // after it (read 2 B, write 1 B), as current scaling's amax is (Scaling::Tensor): 3 + 5 B
+        // standalone, 1 + 5 B fused. CUTLASS's row-scaled GEMM reaches 90-100% of cuBLAS
+        // tensor-wise on H100 for most shapes (pytorch/pytorch#147971; FBGEMM#2764: 1,324 vs
+        // 1,355 TFLOP/s): 0.95.
+        case Scaling::Row: return with_efficiency(0.95, 8.0, 6.0);
         // 1x128 / 128x128 block scaling on Hopper (TE Float8BlockScaling): one kernel reads the
         // tensor once and writes the row-wise copy and the transposed column-wise one, FP8 with
         // an fp32 scale per 128 elements each (quantize_transpose_vector_blockwise, TE PR #1513:
