@@ -445,13 +445,17 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     PhaseCost& f = c.forward;
     PhaseCost& b = c.backward;
     const PhaseCost up_projections = attention_projections(m, k, x, ctx.scenario.training, f, b);
-    // The attention block's GEMMs around its TP collectives: the output projection last, the rest first.
-    const double attention_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.v_head_dim) : d(m.heads) * d(m.head_dim);
-    const double qkv_out = m.attention == AttentionKind::MultiLatent
-                               ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim)
-                               : (d(m.heads) + 2 * d(m.kv_heads)) * d(m.head_dim);
+    // The blocks' GEMMs around their TP collectives, read only where async TP pipelines them
+    // (the planner's screen prices every layout without it). Attention: the output projection
+    // last, the rest first.
+    const bool pipelined_tp = l.async_tp && l.sequence_parallel;
     TpBlockGemms tp_blocks[2];
-    tp_blocks[0] = tp_block_gemms(k, x, f.gemm, qkv_out / x.tp, d(m.hidden), d(m.hidden), attention_out / x.tp);
+    if (pipelined_tp) {
+        const double attention_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.v_head_dim) : d(m.heads) * d(m.head_dim);
+        const double qkv_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim)
+                                                                         : (d(m.heads) + 2 * d(m.kv_heads)) * d(m.head_dim);
+        tp_blocks[0] = tp_block_gemms(k, x, f.gemm, qkv_out / x.tp, d(m.hidden), d(m.hidden), attention_out / x.tp);
+    }
     const double core_before = f.attention;
     attention_core(ctx, k, x, l, layer, f, b);
     const double core = f.attention - core_before;
@@ -468,15 +472,16 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         moe = moe_block(ctx, k, x, l, groups, f, b);
         mlp_tp_comm = m.moe.shared_experts > 0 || l.etp > 1;
         // The shared experts are the MLP block's TP GEMMs (expert TP's gathers have none of their own).
-        if (m.moe.shared_experts > 0) {
+        if (pipelined_tp && m.moe.shared_experts > 0) {
             const double shared = d(m.moe.shared_experts * m.moe.shared_ffn_hidden);
             tp_blocks[1] = tp_block_gemms(k, x, moe.shared.gemm, (m.gated_mlp() ? 2 : 1) * shared / x.tp, d(m.hidden), d(m.hidden),
                                           shared / x.tp);
         }
     } else {
         dense_act = mlp(m, k, x.T, d(m.ffn_hidden), x.tp, dense_mlp, dense_mlp_b);
-        tp_blocks[1] = tp_block_gemms(k, x, dense_mlp.gemm, (m.gated_mlp() ? 2 : 1) * d(m.ffn_hidden) / x.tp, d(m.hidden), d(m.hidden),
-                                      d(m.ffn_hidden) / x.tp);
+        if (pipelined_tp)
+            tp_blocks[1] = tp_block_gemms(k, x, dense_mlp.gemm, (m.gated_mlp() ? 2 : 1) * d(m.ffn_hidden) / x.tp, d(m.hidden), d(m.hidden),
+                                          d(m.ffn_hidden) / x.tp);
         f.gemm += dense_mlp.gemm;
         f.memory += dense_mlp.memory;
         b.gemm += dense_mlp_b.gemm;
