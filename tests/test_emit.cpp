@@ -568,6 +568,34 @@ TEST_CASE("Megatron exports of today's model features: squared ReLU, sliding win
     check_megatron({d, ld}, data);
 }
 
+TEST_CASE("torchtitan exports compile the model, and switch on async TP where the plan runs it") {
+    // The runtime prices torch.compile's fused elementwise kernels; async TP needs the compiled
+    // model (CompileConfig.__post_init__ at b5bcd76c; v0.2.2 keeps the switch under [parallelism]).
+    const json current = load_data("torchtitan-config-b5bcd76c66.json");
+    const json toml = load_data("torchtitan-toml-v0.2.2.json");
+    Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-70b-h100.json");
+    s.training.framework = "torchtitan-2024";
+    Layout l = resolve_layout(s, s.layout);
+    REQUIRE(l.tp > 1);
+    l.sequence_parallel = true;
+    for (const bool async : {false, true}) {
+        CAPTURE(async);
+        l.async_tp = async;
+        const Emitted e = emit_plan(EmitFormat::Torchtitan, s, l);
+        CHECK(e.settings["compile"]["enable"] == true);
+        CHECK(e.settings["compile"].contains("enable_async_tensor_parallel") == async);
+        CHECK(e.text.find("config.compile = CompileConfig(") != std::string::npos);
+        CHECK((e.text.find("enable_async_tensor_parallel=True") != std::string::npos) == async);
+        check_torchtitan({s, l}, current, EmitFormat::Torchtitan);
+        const Emitted t = emit_plan(EmitFormat::TorchtitanToml, s, l);
+        CHECK(t.settings["parallelism"].contains("enable_async_tensor_parallel") == async);
+        CHECK(t.text.find("[compile]") != std::string::npos);
+        check_torchtitan({s, l}, toml, EmitFormat::TorchtitanToml);
+        const Emitted m = emit_plan(EmitFormat::Megatron, s, l);
+        CHECK(std::any_of(m.notes.begin(), m.notes.end(), [](const std::string& n) { return n.find("async TP") != std::string::npos; }) == async);
+    }
+}
+
 TEST_CASE("emit --json carries the settings, the target version and the notes") {
     Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-405b-h100.json");
     const Layout l = resolve_layout(s, s.layout);

@@ -336,9 +336,8 @@ const Feature kFeatures[] = {
                                "userbuffers), which the plan did not price; the plan's async_tp is not set");
      },
      [](const Scenario&, const Layout& l, Emitted& e) {
-         if (!l.async_tp) return;
-         key(e, "compile", "enable", true);
-         key(e, toml(e) ? "parallelism" : "compile", "enable_async_tensor_parallel", true);
+         // compile.enable, which it needs, is set with every torchtitan export.
+         if (l.async_tp) key(e, toml(e) ? "parallelism" : "compile", "enable_async_tensor_parallel", true);
      },
      [](const Scenario&, const Layout& l, Emitted& e) {
          if (l.async_tp) e.notes.push_back("DeepSpeed has no async TP: the plan's async_tp is not set");
@@ -594,6 +593,9 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     } else {
         key(e, "activation_checkpoint", "class", l.recompute == Recompute::Full ? "FullAC" : l.recompute == Recompute::Selective ? "SelectiveAC" : "none");
     }
+    // The runtime profile prices torch.compile's fused elementwise kernels (torchtitan-2024's
+    // memory_traffic_factor), so the export compiles the model.
+    key(e, "compile", "enable", true);
     if (l.activation_offload_layers > 0)
         e.notes.push_back(fmt::format("torchtitan has no activation offloading: the plan's {} offloaded layers per stage keep their "
                                       "activations on the GPU (choose a plan without it, or recompute them)",
@@ -618,7 +620,8 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     const std::string converter = m.contains("converters") ? m["converters"][0].get<std::string>() : "";
     const std::string converters = converter.empty() ? "" : ", converters=[" + converter + ".Config()]";
     e.text += "# torchtitan: apply to the Trainer.Config of a config_registry function\n";
-    e.text += "from torchtitan.config import ParallelismConfig, TrainingConfig\n";
+    const bool compiled = st.contains("compile");
+    e.text += std::string("from torchtitan.config import ") + (compiled ? "CompileConfig, " : "") + "ParallelismConfig, TrainingConfig\n";
     if (!converters.empty()) e.text += "from torchtitan.components.quantization import " + converter + "\n";
     const std::string ac = st["activation_checkpoint"]["class"];
     if (ac != "none") e.text += "from torchtitan.distributed.activation_checkpoint import " + ac + "\n";
@@ -626,9 +629,11 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     e.text += "\n";
     if (named) e.text += "config.model_spec = model_registry(\"" + m["flavor"].get<std::string>() + "\"" + converters + ")\n";
     else if (!converters.empty()) e.text += "# the registered model's spec takes converters=[" + converter + ".Config()]\n";
-    for (const char* section : {"parallelism", "training"}) {
-        const std::string cls = std::string(section) == "parallelism" ? "ParallelismConfig" : "TrainingConfig";
-        e.text += "config." + std::string(section) + " = " + cls + "(\n";
+    // The Trainer.Config fields and their classes (torchtitan/trainer.py, configs.py at b5bcd76c).
+    for (const auto& [section, cls] : {std::pair{"parallelism", "ParallelismConfig"}, std::pair{"training", "TrainingConfig"},
+                                       std::pair{"compile", "CompileConfig"}}) {
+        if (!st.contains(section)) continue;
+        e.text += "config." + std::string(section) + " = " + std::string(cls) + "(\n";
         for (const auto& [k, v] : st[section].items()) {
             std::string value = v.is_boolean() ? (v.get<bool>() ? "True" : "False") : v.dump();
             e.text += "    " + k + "=" + value + ",\n";
