@@ -272,7 +272,9 @@ double async_tp_hidden(double c, double g, double n) { return std::min(c, g * (n
 // recipe gathers (sp_gather_element_bytes: the quantised GEMM input under most recipes);
 // reductions stay 16-bit. Under async TP (layout.async_tp) each sequence-parallel collective
 // hides behind its own GEMM (tp_hidden); `gathers_pipelined` false leaves the all-gathers whole.
-void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, double h, const GroupShape& tp,
+// Returns one sequence-parallel all-gather's seconds (0 without sequence parallelism), which a
+// recompute that gathers again pays once more.
+double tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, double h, const GroupShape& tp,
                           std::span<const TpBlockGemms> blocks, double gather_bytes_per_element, bool regathered,
                           bool gathers_pipelined, PhaseCost& f, PhaseCost& b) {
     const double bytes = x.T * h * 2;
@@ -281,7 +283,7 @@ void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, do
         const double all_reduces = n * k.collective(CollectiveOp::AllReduce, bytes, tp);
         f.tp += all_reduces;
         b.tp += all_reduces;
-        return;
+        return 0.0;
     }
     const double gather = k.collective(CollectiveOp::AllGather, x.T * h * gather_bytes_per_element, tp);
     const double scatter = k.collective(CollectiveOp::ReduceScatter, bytes, tp);
@@ -289,7 +291,7 @@ void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, do
     // Where sequence parallelism keeps only the sharded input of the QKV and first MLP
     // projections, their weight gradients gather it again (runtime sp_input_regathered).
     b.tp += n * (gather + scatter) + (regathered ? n * gather : 0.0);
-    if (!l.async_tp) return;
+    if (!l.async_tp) return gather;
     // Forward: the all-gather feeds the first GEMMs, the last feeds the reduce-scatter. Backward:
     // the output gradient's all-gather feeds the last GEMM's input gradient, the first's input
     // gradient feeds the reduce-scatter (the same FLOPs and split as forward).
@@ -305,6 +307,7 @@ void tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, do
         f.gemm += first_loss;
         b.gemm += last_loss;
     }
+    return gather;
 }
 
 // A MoE layer's MLP as Megatron-Core runs it (MoE parallel folding): each rank routes its own
@@ -493,7 +496,8 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     // PyTorch's micro-pipeline pass fuses matmul -> reduce-scatter but not all-gather -> matmul
     // when the matmul takes row-wise scales (pytorch/pytorch#149990, torchao's row-wise float8).
     const bool gathers_pipelined = ctx.scenario.training.precision.scaling != Scaling::Row;
-    tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, tp_block_span, gathered, ctx.runtime.sp_input_regathered, gathers_pipelined, f, b);
+    const double sp_gather =
+        tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, tp_block_span, gathered, ctx.runtime.sp_input_regathered, gathers_pipelined, f, b);
     if (l.cp > 1) {
         const double kv = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
                                                                      : 2 * d(m.kv_heads) * d(m.head_dim);
@@ -566,10 +570,9 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
             b.ep += moe.block.ep;
         }
         if (l.tp > 1 && l.sequence_parallel) {
-            const double gather = k.collective(CollectiveOp::AllGather, x.T * d(m.hidden) * gathered, groups.tp);
             // Recomputed for the weight gradients, which take the gathered input as their
             // reduction dimension: no GEMM of the recompute to pipeline them with.
-            b.tp += d(tp_block_span.size()) * gather;
+            b.tp += d(tp_block_span.size()) * sp_gather;
         } else if (l.tp > 1)
             b.tp += k.collective(CollectiveOp::AllReduce, x.T * d(m.hidden) * 2, groups.tp);
     } else if (l.recompute == Recompute::Selective) {
@@ -639,9 +642,7 @@ CommDetail dp_gather_detail(const CostContext& ctx, const Layout& l, const Group
 
 double gathered_weight_bytes(const CostContext& ctx) {
     const PrecisionRecipe& recipe = ctx.scenario.training.precision;
-    // torchao's row-wise recipe communicates in high precision (sp_gather_element_bytes).
-    if (!ctx.runtime.fp8_param_gather || recipe.operands != Precision::Fp8 || !recipe.quantized() || recipe.scaling == Scaling::Row)
-        return 2.0;
+    if (!ctx.runtime.fp8_param_gather || recipe.operands != Precision::Fp8 || communicates_in_high_precision(recipe)) return 2.0;
     return quantized_element_bytes(recipe, TensorRole::Weight);
 }
 

@@ -620,8 +620,7 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     const std::string converter = m.contains("converters") ? m["converters"][0].get<std::string>() : "";
     const std::string converters = converter.empty() ? "" : ", converters=[" + converter + ".Config()]";
     e.text += "# torchtitan: apply to the Trainer.Config of a config_registry function\n";
-    const bool compiled = st.contains("compile");
-    e.text += std::string("from torchtitan.config import ") + (compiled ? "CompileConfig, " : "") + "ParallelismConfig, TrainingConfig\n";
+    e.text += "from torchtitan.config import CompileConfig, ParallelismConfig, TrainingConfig\n";
     if (!converters.empty()) e.text += "from torchtitan.components.quantization import " + converter + "\n";
     const std::string ac = st["activation_checkpoint"]["class"];
     if (ac != "none") e.text += "from torchtitan.distributed.activation_checkpoint import " + ac + "\n";
@@ -632,7 +631,6 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     // The Trainer.Config fields and their classes (torchtitan/trainer.py, configs.py at b5bcd76c).
     for (const auto& [section, cls] : {std::pair{"parallelism", "ParallelismConfig"}, std::pair{"training", "TrainingConfig"},
                                        std::pair{"compile", "CompileConfig"}}) {
-        if (!st.contains(section)) continue;
         e.text += "config." + std::string(section) + " = " + std::string(cls) + "(\n";
         for (const auto& [k, v] : st[section].items()) {
             std::string value = v.is_boolean() ? (v.get<bool>() ? "True" : "False") : v.dump();

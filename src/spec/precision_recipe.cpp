@@ -39,8 +39,10 @@ double quantized_element_bytes(const PrecisionRecipe& recipe, TensorRole role) {
     return 2.0;
 }
 
+bool communicates_in_high_precision(const PrecisionRecipe& recipe) { return !recipe.quantized() || recipe.scaling == Scaling::Row; }
+
 double sp_gather_element_bytes(const PrecisionRecipe& recipe) {
-    if (recipe.scaling == Scaling::Nv || recipe.scaling == Scaling::Row) return 2.0;
+    if (recipe.scaling == Scaling::Nv || communicates_in_high_precision(recipe)) return 2.0;
     return quantized_element_bytes(recipe, TensorRole::Activation);
 }
 

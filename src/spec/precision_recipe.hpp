@@ -36,13 +36,17 @@ enum class TensorRole { Activation, Weight };
 // are one number a tensor or a row, nothing per element.
 double quantized_element_bytes(const PrecisionRecipe& recipe, TensorRole role);
 
+// Whether the recipe's distributed communication (sequence-parallel and ZeRO gathers) stays in
+// 16 bits: unquantised recipes, and torchao's row-wise one (pytorch/torchtitan docs, components/
+// quantization/float8.md: "for float8 with rowwise scaling, all distributed communication is done
+// in high precision").
+bool communicates_in_high_precision(const PrecisionRecipe& recipe);
+
 // Bytes per element a sequence-parallel all-gather moves before a GEMM. Transformer Engine
 // quantises the sharded input and gathers the quantised copy (FP8, MXFP8 and blockwise recipes);
 // its NVFP4 recipe gathers 16 bits, since the column-wise copy is taken after a random Hadamard
-// transform of the whole tensor (TransformerEngine PR #2177). torchao's row-wise recipe keeps
-// every distributed communication in high precision (pytorch/torchtitan docs, components/
-// quantization/float8.md: "for float8 with rowwise scaling, all distributed communication is done
-// in high precision"); its tensor-wise one gathers FP8 (torchtitan's Float8ColwiseParallel).
+// transform of the whole tensor (TransformerEngine PR #2177). torchao's tensor-wise recipe gathers
+// FP8 (torchtitan's Float8ColwiseParallel), its row-wise one 16 bits (communicates_in_high_precision).
 double sp_gather_element_bytes(const PrecisionRecipe& recipe);
 
 // Every recipe Sextant models, for parsing, `schema` and the docs.
