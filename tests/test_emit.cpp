@@ -594,6 +594,14 @@ TEST_CASE("torchtitan exports compile the model, and switch on async TP where th
         const Emitted m = emit_plan(EmitFormat::Megatron, s, l);
         CHECK(std::any_of(m.notes.begin(), m.notes.end(), [](const std::string& n) { return n.find("async TP") != std::string::npos; }) == async);
     }
+    // torchtitan as first released ran eager (torchtitan-eager-2024, torch_compile false): its
+    // export leaves the compiler off, in both formats.
+    s.training.framework = "torchtitan-eager-2024";
+    l.async_tp = false;
+    const Emitted eager = emit_plan(EmitFormat::Torchtitan, s, l);
+    CHECK(eager.settings["compile"]["enable"] == false);
+    CHECK(emit_plan(EmitFormat::TorchtitanToml, s, l).settings["compile"]["enable"] == false);
+    check_torchtitan({s, l}, current, EmitFormat::Torchtitan);
 }
 
 TEST_CASE("emit --json carries the settings, the target version and the notes") {

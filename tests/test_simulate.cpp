@@ -517,6 +517,8 @@ TEST_CASE("a published run's unknown framework runs on the nearest runtime profi
     CHECK(runtime_generation("megatron-core-2024", "framework_version=megatron-core (dev/main 2025, Megatron-MoE-ModelZoo scripts); x") ==
           "megatron-core-2025");
     CHECK(runtime_generation("torchtitan-2024", "framework_version=torchtitan 820504e / torch 2.8 nightly; x") == "torchtitan-2024");
+    CHECK(runtime_generation("torchtitan-eager-2024", "framework_version=torchtitan 2024-04 / torch nightly (FSDP2, no compile); x") ==
+          "torchtitan-eager-2024");
     CHECK(runtime_generation("nemo-2024", "no version here") == "nemo-2024");
 }
 

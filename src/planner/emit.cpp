@@ -593,9 +593,9 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     } else {
         key(e, "activation_checkpoint", "class", l.recompute == Recompute::Full ? "FullAC" : l.recompute == Recompute::Selective ? "SelectiveAC" : "none");
     }
-    // The runtime profile prices torch.compile's fused elementwise kernels (torchtitan-2024's
-    // memory_traffic_factor), so the export compiles the model.
-    key(e, "compile", "enable", true);
+    // A compiled runtime's profile prices torch.compile's fused elementwise kernels (its
+    // memory_traffic_factor), so its export compiles the model; an eager one's does not.
+    key(e, "compile", "enable", load_runtime_profile(s.training.framework, "/training/framework").torch_compile);
     if (l.activation_offload_layers > 0)
         e.notes.push_back(fmt::format("torchtitan has no activation offloading: the plan's {} offloaded layers per stage keep their "
                                       "activations on the GPU (choose a plan without it, or recompute them)",

@@ -21,6 +21,8 @@ constexpr FieldDef kRuntimeFields[] = {
      "", default_string("fused"), -kAny, kAny, "", bind<&RuntimeProfile::attention_kernel>()},
     {"memory_traffic_factor", FieldType::Number, "HBM traffic of memory-bound ops relative to unfused kernels", "", default_number(1), 0.1, 2,
      "", bind<&RuntimeProfile::memory_traffic_factor>()},
+    {"torch_compile", FieldType::Boolean, "the model runs under torch.compile (PyTorch runtimes): its exports set compile.enable", "",
+     default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::torch_compile>()},
     {"moe_efficiency", FieldType::Number, "share of the kernel throughput a MoE layer's expert path sustains (grouped GEMMs, routing, permutation)",
      "", default_number(1), 0.1, 1.5, "", bind<&RuntimeProfile::moe_efficiency>()},
     {"compute_efficiency", FieldType::Number, "kernel throughput this software generation sustains, relative to the calibration profile", "",

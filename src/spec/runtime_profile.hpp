@@ -118,6 +118,10 @@ struct RuntimeProfile {
     // Fused flash attention: no s x s score matrices in memory, the scores recomputed backward.
     bool flash_attention() const { return attention_kernel != AttentionKernel::Unfused; }
     double memory_traffic_factor = 1.0;  // bytes moved by norms/activations/residuals vs unfused kernels
+    // The model runs under torch.compile (torchtitan's compile.enable): Inductor fuses its
+    // elementwise ops (memory_traffic_factor) and async TP's micro-pipeline pass needs it. An
+    // export for such a runtime compiles the model; for an eager one it does not.
+    bool torch_compile = false;
     // Share of the calibration profile's kernel throughput (GEMM, attention, memory-bound) this
     // generation's software stack sustains; fitted per generation on runs that validate nothing.
     double compute_efficiency = 1.0;
