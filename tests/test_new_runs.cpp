@@ -102,6 +102,95 @@ TEST_CASE("MoE efficiency scales the routed experts' grouped GEMMs, not the shar
     CHECK(b.backward.gemm - a.backward.gemm == doctest::Approx(2 * routed_flops / rate).epsilon(1e-9));
 }
 
+TEST_CASE("a dropless MoE layer's host issue time: a floor under each phase, split 1.2 : 2.1, none under HybridEP or padded dropping") {
+    // DeepSeek-V3 on 8 GPUs at EP 8, one 4096-token microbatch, with a host time of H per MoE
+    // layer: the forward takes 1.2 / 3.3 of it and the backward the rest (TransformerEngine#2897's
+    // grouped MLP block, 1.2 and 2.1 ms of CPU), whatever the GPU's work; dense layers have none.
+    const Scenario s = scenario("deepseek-v3", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}}, 8);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    const Layout l = resolve_layout(s, s.layout);
+    RuntimeProfile host = ctx.runtime();
+    const double H = 40e-3;  // far above any of this layer's phases on the flat profile
+    host.moe_host_ms_per_layer = H * 1e3;
+    const CostContext costs{s, profile, host, ctx.network()};
+    const LayerCost moe = layer_cost(costs, l, ctx.groups(l), 3), dense = layer_cost(costs, l, ctx.groups(l), 0);
+    CHECK(moe.host_forward == doctest::Approx(H * 1.2 / 3.3).epsilon(1e-12));
+    CHECK(moe.host_backward == doctest::Approx(H * 2.1 / 3.3).epsilon(1e-12));
+    CHECK(dense.host_forward == 0.0);
+    CHECK(dense.host_backward == 0.0);
+    // HybridEP synchronises nothing with the host: no floor.
+    Layout hybrid = l;
+    hybrid.moe_dispatcher = MoeDispatcher::HybridEP;
+    const LayerCost h = layer_cost(costs, hybrid, ctx.groups(hybrid), 3);
+    CHECK(h.host_forward == 0.0);
+    CHECK(h.host_backward == 0.0);
+    // Padded token dropping: static shapes, captured whole.
+    Scenario padded = s;
+    padded.model.moe.capacity_factor = 1.0;
+    padded.model.moe.pad_to_capacity = true;
+    const StepContext pctx(padded, profile);
+    const CostContext pcosts{padded, profile, host, pctx.network()};
+    CHECK(layer_cost(pcosts, l, pctx.groups(l), 3).host_forward == 0.0);
+    // Full recompute issues the forward's kernels once more in the backward.
+    Layout full = l;
+    full.recompute = Recompute::Full;
+    CHECK(layer_cost(costs, full, ctx.groups(full), 3).host_backward == doctest::Approx(H).epsilon(1e-12));
+}
+
+TEST_CASE("the host floor in a step: a MoE layer whose GPU work is shorter than its host time takes the host's, as overhead") {
+    // Mixtral 8x7B on 8 GPUs, EP 8, microbatch 1: every layer MoE. The profile's factor adds
+    // 100 ms of host time to each layer, far above its GPU work: each layer's forward and
+    // backward then take exactly the host's share, the difference waiting as overhead, and the
+    // chunk's phases grow by the layers' host time less their GPU time.
+    const Scenario s = scenario("mixtral-8x7b", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}}, 8);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    ProfileFactors f = profile.factors();
+    f.moe_host_ms = 100;
+    const StepContext hosted = ctx.with_factors(f);
+    const Layout l = resolve_layout(s, s.layout);
+    const LayerCost host_layer = layer_cost(hosted.costs(), l, hosted.groups(l), 0);
+    CHECK(host_layer.host_forward == doctest::Approx(0.1 * 1.2 / 3.3));
+    const ChunkPlan gpu = plan_step(ctx, l).stages[0].chunks.at(0);
+    const ChunkPlan bound = plan_step(hosted, l).stages[0].chunks.at(0);
+    const double layers = static_cast<double>(s.model.layers);
+    const auto overhead = static_cast<std::size_t>(Cost::Overhead);
+    // Per layer, the exposed GPU time of a phase is below its host share...
+    REQUIRE(gpu.forward < layers * host_layer.host_forward);
+    // ...so the floor adds the difference, layer by layer, as overhead; the embedding and the
+    // loss keep their GPU time.
+    CHECK(bound.forward_parts[overhead] > 0.0);
+    CHECK(bound.forward >= layers * host_layer.host_forward);
+    CHECK(bound.backward >= layers * host_layer.host_backward);
+    CHECK(bound.forward <= layers * host_layer.host_forward + gpu.forward);
+    CHECK(bound.forward - gpu.forward == doctest::Approx(bound.forward_parts[overhead] - gpu.forward_parts[overhead]));
+    // Without the factor, no overhead beyond the runtime's per-microbatch one (none here).
+    CHECK(gpu.forward_parts[overhead] == 0.0);
+}
+
+TEST_CASE("nemo-2025's MoE host time is the fit of its two 25.11 B200 runs, and the 26.02 B200 runs validate it") {
+    // calibration/fit/b200-nemo-2025-moe-host.json: Qwen3-30B-A3B and Qwen3-235B-A22B on DGX B200
+    // with NCCL's all-to-all dispatcher (the host copies the tokens per expert every layer).
+    const RuntimeProfile nemo = load_runtime_profile("nemo-2025", "/training/framework");
+    CHECK(nemo.moe_host_ms_per_layer == doctest::Approx(10.1));
+    const ValidationReport fit = validate_runs(data_dir() / "calibration" / "fit" / "b200-nemo-2025-moe-host.json");
+    REQUIRE(fit.runs.size() == 2);
+    CHECK(fit.runs[0].error_pct * fit.runs[1].error_pct < 0.0);  // the least-squares fit straddles both
+    for (const auto& run : fit.runs) CHECK(std::fabs(run.error_pct) < 20.0);
+    // The next container's B200 runs of the same models, which no fit used: the Qwen3-30B-A3B run
+    // that was 56% too fast without the floor, and the Qwen3-235B-A22B run at PP 8 without the
+    // all-to-all overlap (-14.5% without it).
+    const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "published-runs-2024-2026.json");
+    std::map<std::string, double> error;
+    for (const auto& run : r.runs) error[run.id] = run.error_pct;
+    CHECK(std::fabs(error.at("mbridge_2602_qwen330ba3b_dgxb200_mxfp8_8gpu")) < 20.0);
+    CHECK(std::fabs(error.at("mbridge_2602_qwen3235ba22b_dgxb200_mxfp8_256gpu")) < 10.0);
+    // HybridEP's runs of that container stay as the GPU's work predicts them (no floor).
+    CHECK(std::fabs(error.at("mbridge_2602_qwen330ba3b_dgxb300_mxfp8_8gpu")) < 8.0);
+    CHECK(std::fabs(error.at("mbridge_2602_qwen3235ba22b_dgxgb200_mxfp8_256gpu")) < 12.0);
+}
+
 TEST_CASE("token dropping: the busiest expert's share is the imbalance capped at the capacity, or the capacity where padded") {
     MoeSpec e;
     e.load_imbalance = 1.1;
@@ -410,13 +499,14 @@ TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in m
     REQUIRE(r.runs.size() == 161);
     CHECK(r.failed == 0);  // no run is refused, for an unknown key or because it would not fit
     std::vector<std::string> fits;
-    for (const char* f : {"h100-nemo-2025", "b200-nemo-2025", "gb200-nemo-2025", "gb300-nemo-2025", "gb200-nemo-2025-moe", "a100-torchtitan-eager-2024"})
+    for (const char* f : {"h100-nemo-2025", "b200-nemo-2025", "gb200-nemo-2025", "gb300-nemo-2025", "gb200-nemo-2025-moe", "a100-torchtitan-eager-2024",
+                          "b200-nemo-2025-moe-host"})
         fits.push_back((data_dir() / "calibration" / "fit" / (std::string(f) + ".json")).string());
     const auto excluded = run_ids(fits);
-    CHECK(excluded.size() == 13);
+    CHECK(excluded.size() == 15);
     const auto all = summarize(r, file.string(), {}, excluded);
     REQUIRE(all.size() == 1);
-    CHECK(all[0].runs == 148);
+    CHECK(all[0].runs == 146);
     // Where this stands (README, Accuracy): the issue's target is 10%; these bounds keep what was
     // reached from slipping back while the gap is closed.
     CHECK(all[0].mape_pct <= 15.0);  // 13.7% since attention_kernel (14.8% before)

@@ -417,6 +417,34 @@ double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, c
         seconds += host + k.collective(CollectiveOp::AllGather, tensor * bytes, group);
     return seconds * share;
 }
+
+// The host's issue time of a dropless MoE layer's expert path. Its tokens per expert change with
+// every routing, so Megatron's dispatcher copies them to the host before the all-to-all
+// (token_dispatcher.py: cuda_sync_point "before_ep_alltoall") and no CUDA graph can hold the
+// grouped GEMMs, their quantisation and the permutations: the layer's Python, the dispatcher's
+// preprocessing and Transformer Engine's modules issue them one by one, and where the GPU finishes
+// a layer's kernels sooner than the CPU issues them, the layer takes the CPU's time ("CPU overhead", the DeepSeek-V3 on GB200 guide, section
+// 2; Megatron-Core's MoE README: dropless shapes leave the MoE layers uncapturable). The
+// all-gather dispatcher copies its tokens per expert to the host too (`.cpu()`), and DeepEP's
+// normal kernels hand the host the received counts; HybridEP needs no device-to-host
+// synchronisation and fuses the permutation into its kernels (DeepEP's hybrid-ep README: "zero
+// CPU-GPU synchronization", CUDA-graph compatible), so the host runs ahead of the GPU and no floor
+// applies. Nor where padded token dropping gives static shapes: the recipes capture those layers
+// whole. The backward issues 1.75 times the forward's host time (Transformer Engine's grouped
+// MLP block on GB200, forward 1.2 ms and backward 2.1 ms of CPU time:
+// NVIDIA/TransformerEngine#2897); a recomputed MoE block issues its forward once more.
+void moe_host_floor(const CostContext& ctx, const Layout& l, LayerCost& c) {
+    const MoeSpec& e = ctx.scenario.model.moe;
+    if (e.capacity_factor > 0 && e.pad_to_capacity) return;
+    if (moe_dispatcher(l, ctx.runtime) == MoeDispatcher::HybridEP) return;
+    const double host = (ctx.runtime.moe_host_ms_per_layer + ctx.profile.factors().moe_host_ms) * 1e-3;
+    if (host <= 0) return;
+    constexpr double kForwardShare = 1.2 / (1.2 + 2.1);
+    c.host_forward = host * kForwardShare;
+    c.host_backward = host * (1 - kForwardShare);
+    const std::uint8_t r = active_recompute_modules(l.recompute, l.recompute_modules, ctx.runtime.flash_attention());
+    if (l.recompute == Recompute::Full || (l.recompute == Recompute::Selective && (r & kRecomputeMoe))) c.host_backward += c.host_forward;
+}
 }  // namespace
 
 LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool moe) {
@@ -592,6 +620,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         }
     }
     b.memory += c.recompute;
+    if (m.layer_is_moe(layer)) moe_host_floor(ctx, l, c);
     return c;
 }
 

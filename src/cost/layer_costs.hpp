@@ -33,6 +33,9 @@ struct LayerCost {
     PhaseCost forward;
     PhaseCost backward;   // includes the recomputed forward under full or selective recompute
     double recompute = 0; // the compute part of backward that recomputes the forward
+    // The host's issue time of the layer's kernels that run outside a CUDA graph (seconds, one
+    // microbatch): a floor under the phase's wall time where the GPU's work is shorter.
+    double host_forward = 0, host_backward = 0;
 };
 
 // Communicator group shapes of a layout, analysed once (the expensive part of a collective cost).

@@ -15,13 +15,14 @@ double& factor_ref(ProfileFactors& f, const std::string& name) {
     if (name == "compute") return f.compute;
     if (name == "communication") return f.communication;
     if (name == "moe") return f.moe;
+    if (name == "moe_host_ms") return f.moe_host_ms;
     return f.overlap;
 }
 }  // namespace
 
 ProfileFit fit_profile(const std::vector<FitJob>& jobs, const std::vector<std::string>& factors) {
     if (jobs.empty()) throw InputError("runs", "", "no measured job to fit");
-    const std::vector<std::string> known = {"compute", "communication", "overlap", "moe"};
+    const std::vector<std::string> known = {"compute", "communication", "overlap", "moe", "moe_host_ms"};
     for (const auto& f : factors)
         if (std::find(known.begin(), known.end(), f) == known.end())
             throw InputError("--factors", "\"" + f + "\"", "unknown factor; " + suggestion_text(f, known));
@@ -41,9 +42,13 @@ ProfileFit fit_profile(const std::vector<FitJob>& jobs, const std::vector<std::s
     p.factor_names = factors;
     for (const auto& name : factors) {
         ProfileFactors copy = base;
-        p.initial.push_back(factor_ref(copy, name));
-        p.lower.push_back(name == "overlap" ? 0.0 : 0.3);
-        p.upper.push_back(1.5);
+        // A MoE layer's host milliseconds start from 5 where none is set (a floor below every
+        // layer's GPU time has no gradient) and range up to 100; the multipliers stay within
+        // 0.3-1.5 (overlap from 0).
+        const bool host = name == "moe_host_ms";
+        p.initial.push_back(host ? std::max(factor_ref(copy, name), 5.0) : factor_ref(copy, name));
+        p.lower.push_back(name == "overlap" || host ? 0.0 : 0.3);
+        p.upper.push_back(host ? 100.0 : 1.5);
     }
     p.observations = jobs.size();
     for (const auto& j : jobs) p.measured.push_back(j.measured_step_time_s);

@@ -63,6 +63,8 @@ constexpr FieldDef kFactorFields[] = {
     {"communication", FieldType::Number, "multiplier on achieved communication bandwidth", "", "1", 0.1, 2},
     {"overlap", FieldType::Number, "multiplier on the communication that overlaps compute", "", "1", 0, 2},
     {"moe", FieldType::Number, "multiplier on the MoE expert path's throughput (grouped GEMMs, routing, permutation)", "", "1", 0.1, 2},
+    {"moe_host_ms", FieldType::Number, "host issue time added to a dropless MoE layer's, forward and backward of one microbatch",
+     "ms", "0", 0, 1000},
 };
 
 struct GemmPoint {
@@ -242,6 +244,7 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         data->factors.communication = fr.number("communication").value_or(1.0);
         data->factors.overlap = fr.number("overlap").value_or(1.0);
         data->factors.moe = fr.number("moe").value_or(1.0);
+        data->factors.moe_host_ms = fr.number("moe_host_ms").value_or(0.0);
     }
     if (const json* c = r.raw("collectives")) data->collectives = parse_collective_sweeps(*c, r.path_of("collectives"));
     data->serial = ++g_profile_serial;

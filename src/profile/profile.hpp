@@ -27,6 +27,10 @@ struct ProfileFactors {
     // Multiplier on the MoE expert path (grouped GEMMs, routing, permutation): fitted to measured
     // MoE steps, it becomes a runtime generation's moe_efficiency.
     double moe = 1.0;
+    // Milliseconds added to the host's issue time of a dropless MoE layer (forward and backward,
+    // one microbatch) on top of the runtime's: fitted to measured MoE steps, it becomes a runtime
+    // generation's moe_host_ms_per_layer.
+    double moe_host_ms = 0.0;
 };
 
 // One fused attention call: the query-key and value head sizes (MLA: 192 and 128), query heads

@@ -84,6 +84,14 @@ struct LayerTerms {
     StageParams params;
 };
 
+// A phase whose kernels the host issues more slowly than the GPU runs them takes the host's
+// time: the difference waits as overhead (LayerCost::host_forward / host_backward).
+void host_floor(Exposed& e, double host) {
+    double wall = e.contention;
+    for (double v : e.parts) wall += v;
+    if (host > wall) e.parts[at(Cost::Overhead)] += host - wall;
+}
+
 // Each kind of layer's terms under a stage's exposure, worked out at the kind's first layer and
 // kept while the exposure stays (every stage but a straggler's, or under the EP overlap's
 // pairing): a chunk's layers then cost a few additions each, made in the order the terms arise.
@@ -100,6 +108,8 @@ public:
             const LayerCost& lc = costs_[kind];
             terms_[kind] = {exposure_.of(lc.forward, 0.0, lc.backward.compute()), exposure_.of(lc.backward, lc.recompute, lc.forward.compute()),
                             lc.backward.weight_grad * exposure_.slowdown, params_.of_kind((kind & 1) != 0)};
+            host_floor(terms_[kind].forward, lc.host_forward);
+            host_floor(terms_[kind].backward, lc.host_backward);
             ready_.set(kind);
         }
         return terms_[kind];

@@ -25,6 +25,10 @@ constexpr FieldDef kRuntimeFields[] = {
      default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::torch_compile>()},
     {"moe_efficiency", FieldType::Number, "share of the kernel throughput a MoE layer's expert path sustains (grouped GEMMs, routing, permutation)",
      "", default_number(1), 0.1, 1.5, "", bind<&RuntimeProfile::moe_efficiency>()},
+    {"moe_host_ms_per_layer", FieldType::Number,
+     "host issue time of a dropless MoE layer, forward and backward of one microbatch: the expert path's kernels launched one by one "
+     "outside any CUDA graph (its shapes follow the routing), a floor under the layer's time",
+     "ms", default_number(0), 0, 1000, "", bind<&RuntimeProfile::moe_host_ms_per_layer>()},
     {"compute_efficiency", FieldType::Number, "kernel throughput this software generation sustains, relative to the calibration profile", "",
      default_number(1), 0.1, 1.5, "", bind<&RuntimeProfile::compute_efficiency>()},
     {"tp_overlap", FieldType::Number, "fraction of TP communication hidden behind GEMMs", "", default_number(0), 0, 1, "",

@@ -128,6 +128,10 @@ struct RuntimeProfile {
     // Share of that throughput a MoE layer's expert path sustains (grouped GEMMs over many small
     // expert matrices, routing, permutation, dropless synchronisation); fitted per generation.
     double moe_efficiency = 1.0;
+    // Host issue time of a dropless MoE layer's expert path, forward and backward of one
+    // microbatch (milliseconds): its kernels launched one by one, which no CUDA graph can hold
+    // while their shapes follow the routing; fitted per generation.
+    double moe_host_ms_per_layer = 0.0;
     OverlapTraits overlap;
     double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
