@@ -422,9 +422,10 @@ double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, c
 // every routing, so Megatron's dispatcher copies them to the host before the all-to-all
 // (token_dispatcher.py: cuda_sync_point "before_ep_alltoall") and no CUDA graph can hold the
 // grouped GEMMs, their quantisation and the permutations: the layer's Python, the dispatcher's
-// preprocessing and Transformer Engine's modules issue them one by one, and where the GPU finishes
-// a layer's kernels sooner than the CPU issues them, the layer takes the CPU's time ("CPU overhead", the DeepSeek-V3 on GB200 guide, section
-// 2; Megatron-Core's MoE README: dropless shapes leave the MoE layers uncapturable). The
+// preprocessing and Transformer Engine's modules issue them one by one, and where the GPU
+// finishes a layer's kernels sooner than the CPU issues them, the layer takes the CPU's time
+// ("CPU overhead", the DeepSeek-V3 on GB200 guide, section 2; Megatron-Core's MoE README:
+// dropless shapes leave the MoE layers uncapturable). The
 // all-gather dispatcher copies its tokens per expert to the host too (`.cpu()`), and DeepEP's
 // normal kernels hand the host the received counts; HybridEP needs no device-to-host
 // synchronisation and fuses the permutation into its kernels (DeepEP's hybrid-ep README: "zero

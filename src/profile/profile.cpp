@@ -63,7 +63,7 @@ constexpr FieldDef kFactorFields[] = {
     {"communication", FieldType::Number, "multiplier on achieved communication bandwidth", "", "1", 0.1, 2},
     {"overlap", FieldType::Number, "multiplier on the communication that overlaps compute", "", "1", 0, 2},
     {"moe", FieldType::Number, "multiplier on the MoE expert path's throughput (grouped GEMMs, routing, permutation)", "", "1", 0.1, 2},
-    {"moe_host_ms", FieldType::Number, "host issue time added to a dropless MoE layer's, forward and backward of one microbatch",
+    {"moe_host_ms", FieldType::Number, "host issue time added to the runtime's for a dropless MoE layer, forward and backward of one microbatch",
      "ms", "0", 0, 1000},
 };
 
