@@ -10,6 +10,7 @@
 
 #include "cost/layer_costs.hpp"
 #include "cost/quantization.hpp"
+#include "fit/profile_fit.hpp"
 #include "core/error.hpp"
 #include "memory/activations.hpp"
 #include "memory/stage_params.hpp"
@@ -174,7 +175,12 @@ TEST_CASE("nemo-2025's MoE host time is the fit of its two 25.11 B200 runs, and 
     // with NCCL's all-to-all dispatcher (the host copies the tokens per expert every layer).
     const RuntimeProfile nemo = load_runtime_profile("nemo-2025", "/training/framework");
     CHECK(nemo.moe_host_ms_per_layer == doctest::Approx(10.1));
-    const ValidationReport fit = validate_runs(data_dir() / "calibration" / "fit" / "b200-nemo-2025-moe-host.json");
+    const auto fit_file = data_dir() / "calibration" / "fit" / "b200-nemo-2025-moe-host.json";
+    // Refitted on top of the shipped value (the profile's moe_host_ms adds to the runtime's),
+    // the least-squares fit moves it by less than 0.1 ms: the shipped value is that fit.
+    const ProfileFit refit = fit_profile(jobs_from_published_runs(fit_file.string()), {"moe_host_ms"});
+    CHECK(refit.result.factors.at(0) < 0.1);
+    const ValidationReport fit = validate_runs(fit_file);
     REQUIRE(fit.runs.size() == 2);
     CHECK(fit.runs[0].error_pct * fit.runs[1].error_pct < 0.0);  // the least-squares fit straddles both
     for (const auto& run : fit.runs) CHECK(std::fabs(run.error_pct) < 20.0);
@@ -800,7 +806,11 @@ TEST_CASE("torchtitan's April 2024 A100 page: the eager generation's efficiency 
     CHECK(eager.memory_traffic_factor > compiled.memory_traffic_factor);
     // The shipped compute_efficiency is the least-squares fit of the fit set: its two runs'
     // errors straddle zero within a percent.
-    const ValidationReport fit = validate_runs(data_dir() / "calibration" / "fit" / "a100-torchtitan-eager-2024.json");
+    const auto fit_file = data_dir() / "calibration" / "fit" / "a100-torchtitan-eager-2024.json";
+    // Refitted with the shipped efficiency in place, the A100's compute factor stays at 1.
+    const ProfileFit refit = fit_profile(jobs_from_published_runs(fit_file.string()), {"compute"});
+    CHECK(refit.result.factors.at(0) == doctest::Approx(1.0).epsilon(0.005));
+    const ValidationReport fit = validate_runs(fit_file);
     REQUIRE(fit.runs.size() == 2);
     CHECK(fit.runs[0].error_pct * fit.runs[1].error_pct < 0.0);
     for (const auto& run : fit.runs) CHECK(std::fabs(run.error_pct) < 1.0);

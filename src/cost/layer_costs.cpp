@@ -425,16 +425,16 @@ double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, c
 // preprocessing and Transformer Engine's modules issue them one by one, and where the GPU
 // finishes a layer's kernels sooner than the CPU issues them, the layer takes the CPU's time
 // ("CPU overhead", the DeepSeek-V3 on GB200 guide, section 2; Megatron-Core's MoE README:
-// dropless shapes leave the MoE layers uncapturable). The
-// all-gather dispatcher copies its tokens per expert to the host too (`.cpu()`), and DeepEP's
-// normal kernels hand the host the received counts; HybridEP needs no device-to-host
-// synchronisation and fuses the permutation into its kernels (DeepEP's hybrid-ep README: "zero
-// CPU-GPU synchronization", CUDA-graph compatible), so the host runs ahead of the GPU and no floor
-// applies. Nor where padded token dropping gives static shapes: the recipes capture those layers
-// whole. The backward issues 1.75 times the forward's host time (Transformer Engine's grouped
-// MLP block on GB200, forward 1.2 ms and backward 2.1 ms of CPU time:
-// NVIDIA/TransformerEngine#2897); a recomputed MoE block issues its forward once more.
-void moe_host_floor(const CostContext& ctx, const Layout& l, LayerCost& c) {
+// dropless shapes leave the MoE layers uncapturable). The all-gather dispatcher copies its tokens
+// per expert to the host too (`.cpu()`), and DeepEP's normal kernels hand the host the received
+// counts; HybridEP needs no device-to-host synchronisation and fuses the permutation into its
+// kernels (DeepEP's hybrid-ep README: "zero CPU-GPU synchronization", CUDA-graph compatible), so
+// the host runs ahead of the GPU and no floor applies. Nor where padded token dropping gives
+// static shapes: the recipes capture those layers whole. The backward issues 1.75 times the
+// forward's host time (Transformer Engine's grouped MLP block on GB200, forward 1.2 ms and
+// backward 2.1 ms of CPU time: NVIDIA/TransformerEngine#2897); the share `rerun` of the block
+// that the backward recomputes issues its forward once more.
+void moe_host_floor(const CostContext& ctx, const Layout& l, double rerun, LayerCost& c) {
     const MoeSpec& e = ctx.scenario.model.moe;
     if (e.capacity_factor > 0 && e.pad_to_capacity) return;
     if (moe_dispatcher(l, ctx.runtime) == MoeDispatcher::HybridEP) return;
@@ -442,9 +442,7 @@ void moe_host_floor(const CostContext& ctx, const Layout& l, LayerCost& c) {
     if (host <= 0) return;
     constexpr double kForwardShare = 1.2 / (1.2 + 2.1);
     c.host_forward = host * kForwardShare;
-    c.host_backward = host * (1 - kForwardShare);
-    const std::uint8_t r = active_recompute_modules(l.recompute, l.recompute_modules, ctx.runtime.flash_attention());
-    if (l.recompute == Recompute::Full || (l.recompute == Recompute::Selective && (r & kRecomputeMoe))) c.host_backward += c.host_forward;
+    c.host_backward = host * (1 - kForwardShare) + rerun * c.host_forward;
 }
 }  // namespace
 
@@ -565,8 +563,11 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
                        replica_reduce(ctx, groups.dp_expert, groups.dp_expert_replicas, p.expert);
         b.zero3_waited += waited * backward_gathers;
     }
-    // Recomputation re-runs forward work inside the backward pass.
+    // Recomputation re-runs forward work inside the backward pass; `moe_rerun` is the share of
+    // the MoE block among it.
+    double moe_rerun = 0;
     if (l.recompute == Recompute::Full) {
+        moe_rerun = 1;
         c.recompute = f.compute();
         b.tp += f.tp;
         b.tp_hidden += f.tp_hidden;
@@ -574,6 +575,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     } else if (l.recompute == Recompute::Selective && ctx.runtime.selective_checkpoint == SelectiveCheckpoint::Layers) {
         // Every interval-th block recomputed whole (SelectiveCheckpoint), spread over the layers.
         const double share = 1.0 / d(ctx.runtime.selective_checkpoint_interval);
+        moe_rerun = share;
         c.recompute = share * f.compute();
         b.tp += share * f.tp;
         b.tp_hidden += share * f.tp_hidden;
@@ -595,6 +597,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         }
         c.recompute = redo.compute() + k.memory(elementwise - 6 * d(m.hidden) * x.norm_T) + dense_act;
         if (m.layer_is_moe(layer)) {
+            moe_rerun = 1;
             c.recompute += moe.block.compute();
             b.ep += moe.block.ep;
         }
@@ -614,6 +617,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         else if (r & kRecomputeMoeAct) c.recompute += moe.expert_act;
         if (r & kRecomputeMlp) c.recompute += dense_mlp.compute();
         if (r & kRecomputeMoe) {
+            moe_rerun = 1;
             c.recompute += moe.block.compute();
             b.ep += moe.block.ep;
         } else if (r & kRecomputeSharedExperts) {
@@ -621,7 +625,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         }
     }
     b.memory += c.recompute;
-    if (m.layer_is_moe(layer)) moe_host_floor(ctx, l, c);
+    if (m.layer_is_moe(layer)) moe_host_floor(ctx, l, moe_rerun, c);
     return c;
 }
 

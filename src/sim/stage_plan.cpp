@@ -87,6 +87,7 @@ struct LayerTerms {
 // A phase whose kernels the host issues more slowly than the GPU runs them takes the host's
 // time: the difference waits as overhead (LayerCost::host_forward / host_backward).
 void host_floor(Exposed& e, double host) {
+    if (host <= 0) return;
     double wall = e.contention;
     for (double v : e.parts) wall += v;
     if (host > wall) e.parts[at(Cost::Overhead)] += host - wall;
