@@ -44,6 +44,23 @@ TEST_CASE("an unknown command names the valid ones and exits 2") {
     CHECK(o.code == 0);
 }
 
+TEST_CASE("calibrate fit: MoE host factors fit across GPU types, but a profile written with --out is one GPU's") {
+    const std::string runs = source_path("calibration/fit/dgx-nemo-2025-moe-host.json");  // DGX B200 and DGX H100 runs
+    auto o = run_sextant("calibrate fit --runs " + runs + " --factors moe_host_ms,moe_overlap_host --json", false);
+    CHECK(o.code == 0);
+    CHECK(nlohmann::json::accept(o.out));
+    const std::string tmp = "/tmp/sextant_test_cli_hostfit_" + std::to_string(::getpid()) + ".json";
+    o = run_sextant("calibrate fit --runs " + runs + " --factors moe_host_ms,moe_overlap_host --out " + tmp);
+    CHECK(o.code == 2);
+    CHECK(o.out.find("--out") != std::string::npos);
+    CHECK(o.out.find("different GPU types") != std::string::npos);
+    std::remove(tmp.c_str());
+    // A GPU's own factors are not fitted across GPU types.
+    o = run_sextant("calibrate fit --runs " + runs + " --factors compute,moe_host_ms");
+    CHECK(o.code == 2);
+    CHECK(o.out.find("mixes GPU types") != std::string::npos);
+}
+
 TEST_CASE("--json gives one JSON document on stdout for every command and flag combination") {
     const std::string s8 = source_path("scenarios/llama3-8b-h100.json"), s405 = source_path("scenarios/llama3-405b-h100.json");
     const std::string tmp = "/tmp/sextant_test_cli_" + std::to_string(::getpid());

@@ -137,6 +137,17 @@ TEST_CASE("a dropless MoE layer's host issue time: a floor under each phase, spl
     Layout full = l;
     full.recompute = Recompute::Full;
     CHECK(layer_cost(costs, full, ctx.groups(full), 3).host_backward == doctest::Approx(H).epsilon(1e-12));
+    // The all-to-all overlap multiplies both by the generation's factor, and only where there
+    // is an expert-parallel group to overlap.
+    RuntimeProfile merged = host;
+    merged.moe_overlap_host_factor = 1.5;
+    const CostContext mcosts{s, profile, merged, ctx.network()};
+    Layout overlap = l;
+    overlap.ep_a2a_overlap = true;
+    const LayerCost o = layer_cost(mcosts, overlap, ctx.groups(overlap), 3);
+    CHECK(o.host_forward == doctest::Approx(1.5 * H * 1.2 / 3.3).epsilon(1e-12));
+    CHECK(o.host_backward == doctest::Approx(1.5 * H * 2.1 / 3.3).epsilon(1e-12));
+    CHECK(layer_cost(mcosts, l, ctx.groups(l), 3).host_forward == doctest::Approx(H * 1.2 / 3.3).epsilon(1e-12));
 }
 
 TEST_CASE("the host floor in a step: a MoE layer whose GPU work is shorter than its host time takes the host's, as overhead") {
@@ -170,29 +181,41 @@ TEST_CASE("the host floor in a step: a MoE layer whose GPU work is shorter than 
     CHECK(gpu.forward_parts[overhead] == 0.0);
 }
 
-TEST_CASE("nemo-2025's MoE host time is the fit of its two 25.11 B200 runs, and the 26.02 B200 runs validate it") {
-    // calibration/fit/b200-nemo-2025-moe-host.json: Qwen3-30B-A3B and Qwen3-235B-A22B on DGX B200
-    // with NCCL's all-to-all dispatcher (the host copies the tokens per expert every layer).
+TEST_CASE("nemo-2025's MoE host time is the fit of its three 25.11 DGX runs, megatron-core-2025 carries it, and the 26.02 runs validate it") {
+    // calibration/fit/dgx-nemo-2025-moe-host.json: Qwen3-30B-A3B on DGX B200 without the
+    // all-to-all overlap, Qwen3-235B-A22B on DGX B200 and DGX H100 with it, all with NCCL's
+    // all-to-all dispatcher (the host copies the tokens per expert every layer).
     const RuntimeProfile nemo = load_runtime_profile("nemo-2025", "/training/framework");
-    CHECK(nemo.moe_host_ms_per_layer == doctest::Approx(10.1));
-    const auto fit_file = data_dir() / "calibration" / "fit" / "b200-nemo-2025-moe-host.json";
-    // Refitted on top of the shipped value (the profile's moe_host_ms adds to the runtime's),
-    // the least-squares fit moves it by less than 0.1 ms: the shipped value is that fit.
-    const ProfileFit refit = fit_profile(jobs_from_published_runs(fit_file.string()), {"moe_host_ms"});
+    CHECK(nemo.moe_host_ms_per_layer == doctest::Approx(9.0));
+    CHECK(nemo.moe_overlap_host_factor == doctest::Approx(1.435));
+    // The same Megatron-Core MoE code in the model zoo's and the DeepSeek-V3 guide's builds.
+    const RuntimeProfile mcore = load_runtime_profile("megatron-core-2025", "/training/framework");
+    CHECK(mcore.moe_host_ms_per_layer == nemo.moe_host_ms_per_layer);
+    CHECK(mcore.moe_overlap_host_factor == nemo.moe_overlap_host_factor);
+    const auto fit_file = data_dir() / "calibration" / "fit" / "dgx-nemo-2025-moe-host.json";
+    // Refitted on top of the shipped values (the profile's moe_host_ms adds to the runtime's, its
+    // moe_overlap_host multiplies the runtime's factor), the least-squares fit moves them by less
+    // than 0.1 ms and 1%: the shipped values are that fit.
+    const ProfileFit refit = fit_profile(jobs_from_published_runs(fit_file.string()), {"moe_host_ms", "moe_overlap_host"});
     CHECK(refit.result.factors.at(0) < 0.1);
+    CHECK(refit.result.factors.at(1) == doctest::Approx(1.0).epsilon(0.01));
     const ValidationReport fit = validate_runs(fit_file);
-    REQUIRE(fit.runs.size() == 2);
-    CHECK(fit.runs[0].error_pct * fit.runs[1].error_pct < 0.0);  // the least-squares fit straddles both
-    for (const auto& run : fit.runs) CHECK(std::fabs(run.error_pct) < 20.0);
-    // The next container's B200 runs of the same models, which no fit used: the Qwen3-30B-A3B run
-    // that was 56% too fast without the floor, and the Qwen3-235B-A22B run at PP 8 without the
-    // all-to-all overlap (-14.5% without it).
+    REQUIRE(fit.runs.size() == 3);
+    for (const auto& run : fit.runs) CHECK(std::fabs(run.error_pct) < 5.0);
+    // The next container's runs of the same models, which no fit used: on B200 without the
+    // overlap (Qwen3-30B-A3B was 56% too fast without the floor), on H100 with it and DeepEP, and
+    // on B300 with it.
     const ValidationReport r = validate_runs(data_dir() / "tests" / "validation" / "published-runs-2024-2026.json");
     std::map<std::string, double> error;
     for (const auto& run : r.runs) error[run.id] = run.error_pct;
-    CHECK(std::fabs(error.at("mbridge_2602_qwen330ba3b_dgxb200_mxfp8_8gpu")) < 20.0);
-    CHECK(std::fabs(error.at("mbridge_2602_qwen3235ba22b_dgxb200_mxfp8_256gpu")) < 10.0);
-    // HybridEP's runs of that container stay as the GPU's work predicts them (no floor).
+    CHECK(std::fabs(error.at("mbridge_2602_qwen330ba3b_dgxb200_mxfp8_8gpu")) < 10.0);
+    CHECK(std::fabs(error.at("mbridge_2602_qwen3235ba22b_dgxb200_mxfp8_256gpu")) < 15.0);
+    CHECK(std::fabs(error.at("mbridge_2602_qwen3235ba22b_dgxh100_fp8_256gpu")) < 5.0);
+    CHECK(std::fabs(error.at("mbridge_2602_qwen330ba3b_dgxh100_fp8_16gpu")) < 25.0);
+    CHECK(std::fabs(error.at("mbridge_2602_qwen3235ba22b_dgxb300_mxfp8_256gpu")) < 25.0);
+    // The model zoo's H100 run at TP 4 with DeepEP (33% too fast without a floor on its
+    // generation) and HybridEP's runs, which keep the GPU's time (no floor).
+    CHECK(std::fabs(error.at("moezoo_qwen3_235b_h100_bf16_256gpu_cfg5")) < 10.0);
     CHECK(std::fabs(error.at("mbridge_2602_qwen330ba3b_dgxb300_mxfp8_8gpu")) < 8.0);
     CHECK(std::fabs(error.at("mbridge_2602_qwen3235ba22b_dgxgb200_mxfp8_256gpu")) < 12.0);
 }
@@ -506,16 +529,16 @@ TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in m
     CHECK(r.failed == 0);  // no run is refused, for an unknown key or because it would not fit
     std::vector<std::string> fits;
     for (const char* f : {"h100-nemo-2025", "b200-nemo-2025", "gb200-nemo-2025", "gb300-nemo-2025", "gb200-nemo-2025-moe", "a100-torchtitan-eager-2024",
-                          "b200-nemo-2025-moe-host"})
+                          "dgx-nemo-2025-moe-host"})
         fits.push_back((data_dir() / "calibration" / "fit" / (std::string(f) + ".json")).string());
     const auto excluded = run_ids(fits);
-    CHECK(excluded.size() == 15);
+    CHECK(excluded.size() == 16);
     const auto all = summarize(r, file.string(), {}, excluded);
     REQUIRE(all.size() == 1);
-    CHECK(all[0].runs == 146);
-    // Where this stands (README, Accuracy): the issue's target is 10%; these bounds keep what was
-    // reached from slipping back while the gap is closed.
-    CHECK(all[0].mape_pct <= 11.5);  // 10.4% since the MoE host floor (12.2% on the 150 of before)
+    CHECK(all[0].runs == 145);
+    // The issue's target, 10% (README, Accuracy): 9.8% since the MoE host time under the
+    // all-to-all overlap (10.4% before, 12.2% on the 150 of before the host floor).
+    CHECK(all[0].mape_pct <= 10.0);
     std::size_t moe_within_12 = 0;
     const json runs = load_json_file(file, "")["runs"];
     for (std::size_t i = 0; i < r.runs.size(); ++i)
@@ -525,7 +548,7 @@ TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in m
     const auto by_moe = summarize(r, file.string(), {GroupKey::Moe}, excluded);
     REQUIRE(std::any_of(by_moe.begin(), by_moe.end(), [](const auto& g) { return g.group == "moe"; }));
     for (const auto& g : by_moe)
-        if (g.group == "moe") CHECK(g.mape_pct <= 15.0);  // 13.7%
+        if (g.group == "moe") CHECK(g.mape_pct <= 13.0);  // 12.6%; the issue's target is 12%
     const auto by_gpu = summarize(r, file.string(), {GroupKey::Gpu, GroupKey::Moe}, excluded);
     for (const auto& g : by_gpu) {
         CAPTURE(g.group);

@@ -68,10 +68,16 @@ nlohmann::ordered_json base_profile(const FitJob& job) {
 
 void write_profile(const FitArgs& a, const std::vector<FitJob>& jobs, const ProfileFit& fit) {
     const FitJob& any = jobs.front();
-    for (const FitJob& j : jobs)
+    for (const FitJob& j : jobs) {
+        // MoE host factors may be fitted across GPU types (fit_profile); they then belong to the
+        // runtime generation (moe_host_ms_per_layer, moe_overlap_host_factor), not to one GPU's profile.
+        if (j.scenario.cluster.gpu.name != any.scenario.cluster.gpu.name)
+            throw InputError("--out", a.out, "the jobs ran on different GPU types (" + any.id + ", " + j.id +
+                                                 "): a profile is one GPU's; set host factors fitted across GPUs in the runtime generation");
         if (j.scenario.calibration != any.scenario.calibration)
             throw InputError("--out", a.out, "the jobs ran with different calibration profiles (" + any.id + ", " + j.id +
                                                  "): the fitted factors belong to one; fit them apart");
+    }
     auto profile = base_profile(any);
     for (std::size_t k = 0; k < fit.factor_names.size(); ++k) profile["factors"][fit.factor_names[k]] = fit.result.factors[k];
     json ids = json::array();

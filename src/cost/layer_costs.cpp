@@ -433,13 +433,18 @@ double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, c
 // static shapes: the recipes capture those layers whole. The backward issues 1.75 times the
 // forward's host time (Transformer Engine's grouped MLP block on GB200, forward 1.2 ms and
 // backward 2.1 ms of CPU time: NVIDIA/TransformerEngine#2897); the share `rerun` of the block
-// that the backward recomputes issues its forward once more.
+// that the backward recomputes issues its forward once more. Under the all-to-all overlap the
+// host does more: the merged forward-backward schedule splits each layer into sub-stages with
+// synchronisations between them, which "aggravates the CPU overhead" (the DeepSeek-V3 on GB200
+// guide, section 4), by the generation's moe_overlap_host_factor.
 void moe_host_floor(const CostContext& ctx, const Layout& l, double rerun, LayerCost& c) {
     const MoeSpec& e = ctx.scenario.model.moe;
     if (e.capacity_factor > 0 && e.pad_to_capacity) return;
     if (moe_dispatcher(l, ctx.runtime) == MoeDispatcher::HybridEP) return;
-    const double host = (ctx.runtime.moe_host_ms_per_layer + ctx.profile.factors().moe_host_ms) * 1e-3;
+    const ProfileFactors& f = ctx.profile.factors();
+    double host = (ctx.runtime.moe_host_ms_per_layer + f.moe_host_ms) * 1e-3;
     if (host <= 0) return;
+    if (l.ep_a2a_overlap && l.ep > 1) host *= ctx.runtime.moe_overlap_host_factor * f.moe_overlap_host;
     constexpr double kForwardShare = 1.2 / (1.2 + 2.1);
     c.host_forward = host * kForwardShare;
     c.host_backward = host * (1 - kForwardShare) + rerun * c.host_forward;

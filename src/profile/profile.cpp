@@ -65,6 +65,7 @@ constexpr FieldDef kFactorFields[] = {
     {"moe", FieldType::Number, "multiplier on the MoE expert path's throughput (grouped GEMMs, routing, permutation)", "", "1", 0.1, 2},
     {"moe_host_ms", FieldType::Number, "host issue time added to the runtime's for a dropless MoE layer, forward and backward of one microbatch",
      "ms", "0", 0, 1000},
+    {"moe_overlap_host", FieldType::Number, "multiplier on that host time under the all-to-all overlap (ep_a2a_overlap)", "", "1", 0.1, 10},
 };
 
 struct GemmPoint {
@@ -245,6 +246,7 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         data->factors.overlap = fr.number("overlap").value_or(1.0);
         data->factors.moe = fr.number("moe").value_or(1.0);
         data->factors.moe_host_ms = fr.number("moe_host_ms").value_or(0.0);
+        data->factors.moe_overlap_host = fr.number("moe_overlap_host").value_or(1.0);
     }
     if (const json* c = r.raw("collectives")) data->collectives = parse_collective_sweeps(*c, r.path_of("collectives"));
     data->serial = ++g_profile_serial;

@@ -31,6 +31,9 @@ struct ProfileFactors {
     // one microbatch) on top of the runtime's: fitted to measured MoE steps, it becomes a runtime
     // generation's moe_host_ms_per_layer.
     double moe_host_ms = 0.0;
+    // Multiplier on that host time under the all-to-all overlap: fitted, it becomes a runtime
+    // generation's moe_overlap_host_factor (times the one it had).
+    double moe_overlap_host = 1.0;
 };
 
 // One fused attention call: the query-key and value head sizes (MLA: 192 and 128), query heads

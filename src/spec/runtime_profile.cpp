@@ -29,6 +29,10 @@ constexpr FieldDef kRuntimeFields[] = {
      "host issue time of a dropless MoE layer, forward and backward of one microbatch: the expert path's kernels launched one by one "
      "outside any CUDA graph (its shapes follow the routing), a floor under the layer's time",
      "ms", default_number(0), 0, 1000, "", bind<&RuntimeProfile::moe_host_ms_per_layer>()},
+    {"moe_overlap_host_factor", FieldType::Number,
+     "a dropless MoE layer's host issue time under the all-to-all overlap (ep_a2a_overlap) relative to without: the merged "
+     "forward-backward schedule's sub-stages and the synchronisations between them",
+     "", default_number(1), 1, 10, "", bind<&RuntimeProfile::moe_overlap_host_factor>()},
     {"compute_efficiency", FieldType::Number, "kernel throughput this software generation sustains, relative to the calibration profile", "",
      default_number(1), 0.1, 1.5, "", bind<&RuntimeProfile::compute_efficiency>()},
     {"tp_overlap", FieldType::Number, "fraction of TP communication hidden behind GEMMs", "", default_number(0), 0, 1, "",

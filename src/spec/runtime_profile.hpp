@@ -132,6 +132,10 @@ struct RuntimeProfile {
     // microbatch (milliseconds): its kernels launched one by one, which no CUDA graph can hold
     // while their shapes follow the routing; fitted per generation.
     double moe_host_ms_per_layer = 0.0;
+    // That host time relative to itself under the all-to-all overlap (layout.ep_a2a_overlap):
+    // the merged forward-backward schedule splits each layer into sub-stages and synchronises
+    // between them, which adds host work; fitted per generation.
+    double moe_overlap_host_factor = 1.0;
     OverlapTraits overlap;
     double sm_contention = 0.05;         // compute slowdown while overlapped communication runs
     double microbatch_overhead_us = 0;   // host launch and scheduling overhead per microbatch and stage
