@@ -625,7 +625,7 @@ TEST_CASE("emit --json carries the settings, the target version and the notes") 
     CHECK_THROWS_AS(parse_emit_format("megatorn"), InputError);
 }
 
-TEST_CASE("sextant plan end to end: the issue's scenario plans and emits one JSON document; bad flags exit 2") {
+TEST_CASE("sextant plan end to end: the issue's scenario plans and emits one JSON document, bad flags exit 2") {
     // Llama 3 70B on 1,024 H100s, batch 512, no layout (issue 15).
     const auto dir = std::filesystem::temp_directory_path() / "sextant-plan-cli-test";
     std::filesystem::create_directories(dir);

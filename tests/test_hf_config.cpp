@@ -41,7 +41,7 @@ void expect_error(const json& cfg, const std::string& path, const std::string& f
 }
 }  // namespace
 
-TEST_CASE("Qwen3-MoE: 128 experts in every layer; 30B-A3B and 235B-A22B match Qwen's totals") {
+TEST_CASE("Qwen3-MoE: 128 experts in every layer, 30B-A3B and 235B-A22B match Qwen's totals") {
     // Qwen's model cards: 30.5B total, 3.3B activated, 29.9B non-embedding; 235B, 22B, 234B.
     const ModelSpec small = read("qwen3-30b-a3b.json");
     CHECK(small.moe.experts == 128);
@@ -61,7 +61,7 @@ TEST_CASE("Qwen3-MoE: 128 experts in every layer; 30B-A3B and 235B-A22B match Qw
     CHECK(non_embedding(b) == doctest::Approx(234e9).epsilon(0.0025));
 }
 
-TEST_CASE("Qwen3 dense: head_dim 128 beside hidden / heads = 80; 32B and 8B match Qwen's totals") {
+TEST_CASE("Qwen3 dense: head_dim 128 beside hidden / heads = 80, 32B and 8B match Qwen's totals") {
     // Qwen3-32B: 32.8B, 31.2B non-embedding; Qwen3-8B: 8.2B, 6.95B non-embedding (model cards).
     const ModelSpec m32 = read("qwen3-32b.json");
     CHECK(m32.head_dim == 128);

@@ -59,7 +59,7 @@ CollectiveSweep alpha_beta_sweep(NcclTestOp op, MeasuredSpan span, std::int64_t 
 }
 }  // namespace
 
-TEST_CASE("a measured point at twice the model's bandwidth halves the time at that size; log-log between points") {
+TEST_CASE("a measured point at twice the model's bandwidth halves the time at that size, log-log between points") {
     const ClusterSpec c = cluster("dgx-h100-superpod");
     const CalibrationProfile published = CalibrationProfile::for_gpu(c.gpu);
     const NetworkModel model(c, published.comm());

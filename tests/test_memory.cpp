@@ -248,7 +248,7 @@ TEST_CASE("fragmentation: 5% of the tensors by default") {
     }
 }
 
-TEST_CASE("ZeRO-3 under pipeline parallelism in torchtitan holds what ZeRO-1 holds; without PP it shards") {
+TEST_CASE("ZeRO-3 under pipeline parallelism in torchtitan holds what ZeRO-1 holds, without PP it shards") {
     // torchtitan keeps FSDP's weights gathered after forward when pipelining and accumulates
     // whole gradients over the microbatches: only the optimizer state stays sharded.
     json doc = {{"model", "llama3-70b"},

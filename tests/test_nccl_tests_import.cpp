@@ -117,7 +117,7 @@ TEST_CASE("nccl-tests 2.13 under mpirun: one process per GPU, the test named by 
     CHECK(row->line == 39);
 }
 
-TEST_CASE("a multi-node run: 16 ranks on two hosts is a cluster span; the test comes from the mpirun line") {
+TEST_CASE("a multi-node run: 16 ranks on two hosts is a cluster span, the test comes from the mpirun line") {
     const auto runs = parse_fixture("cluster-all_reduce_perf.log");
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].op_from == "command line");
@@ -130,7 +130,7 @@ TEST_CASE("a multi-node run: 16 ranks on two hosts is a cluster span; the test c
     CHECK(s.sweeps[0].span == MeasuredSpan::Cluster);
 }
 
-TEST_CASE("one GPU per node is a rail span; -c 0 results are unverified; timestamps date the sweep") {
+TEST_CASE("one GPU per node is a rail span, -c 0 results are unverified, timestamps date the sweep") {
     const auto runs = parse_fixture("rail-reduce_scatter_perf.log");
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].span() == MeasuredSpan::Rail);

@@ -290,7 +290,7 @@ TEST_CASE("expert all-to-all with node deduplication sends a token once per remo
     CHECK(layer_cost(ctx.costs(), l, g, 3).forward.ep == doctest::Approx(2 * a2a).epsilon(1e-12));  // layer 3: the first MoE layer
 }
 
-TEST_CASE("MoE dispatchers: all-gather moves every token once over the EP group; a layout's DeepEP deduplicates under any runtime") {
+TEST_CASE("MoE dispatchers: all-gather moves every token once over the EP group, a layout's DeepEP deduplicates under any runtime") {
     // DeepSeek-V3 on 64 GPUs, EP 32 over 4 nodes, megatron-core-2024 (NCCL all-to-all by default).
     json layout = {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"ep", 32}};
     const auto layer3 = [](const json& with) {
@@ -646,7 +646,7 @@ TEST_CASE("the MLP's activation-side casts fuse into an activation that quantise
     CHECK(b.forward.gemm == a.forward.gemm);
 }
 
-TEST_CASE("NeMo's FP8 recipes gather the layers' weights in FP8 under ZeRO; the embedding and output layer stay 16-bit") {
+TEST_CASE("NeMo's FP8 recipes gather the layers' weights in FP8 under ZeRO, the embedding and output layer stay 16-bit") {
     // Llama 3 8B on 64 GPUs, ZeRO-1 (the distributed optimizer gathers the parameters after its
     // step): NeMo keeps FP8 weights (fp8_params / fp8_param_gather), Megatron-LM's default does not.
     const auto scenario_of = [](const char* framework, const char* precision, int zero) {

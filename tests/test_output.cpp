@@ -35,7 +35,7 @@ TEST_CASE("output model: facts land at their JSON pointers, and text shows only 
                               "MFU         45.1%\n");
 }
 
-TEST_CASE("output model: a table's rows are an array of objects in JSON; text merges runs of equal rows") {
+TEST_CASE("output model: a table's rows are an array of objects in JSON, text merges runs of equal rows") {
     sextant::Output out;
     Table& t = out.table("/stages", {{"stage", "stage"}, {"layers", "layers"}, {"bytes", ""}});
     t.merge_runs_on = 0;

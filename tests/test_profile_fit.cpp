@@ -63,7 +63,7 @@ FitJob moe_job(const char* gpu, bool overlap) {
 }
 }  // namespace
 
-TEST_CASE("the MoE host factors fit across GPU types, each job keeping its own GPU's factors; the others do not") {
+TEST_CASE("the MoE host factors fit across GPU types, each job keeping its own GPU's factors, the others do not") {
     // Step times made with 20 ms more host time per MoE layer and 1.3 times that under the
     // overlap, on H100 and B200 (whose presets carry different compute factors): the fit from
     // the neutral values finds both, which it could not if it put one GPU's factors on the other's jobs.

@@ -236,7 +236,7 @@ TEST_CASE("The time buckets of a trial add up to its wall time") {
     }
 }
 
-TEST_CASE("The same seed gives identical results; another seed does not") {
+TEST_CASE("The same seed gives identical results, another seed does not") {
     RunModel m = simple_model(54 * 24 * kHour, 1800, 10, 3 * kHour, 600);
     m.failures.push_back({"gpu", GapKind::Weibull, 5 * kHour, 0.8, true});
     m.recovery.hot_spares = 4;

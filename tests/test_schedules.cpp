@@ -165,7 +165,7 @@ TEST_CASE("ZB-H1: a third of 1F1B's bubble at F = B = W, with 1F1B's memory (Qi 
     }
 }
 
-TEST_CASE("ZB-V: no idle within a stage at F = B = W, 1F1B's first-stage peak (Qi et al. 2024, section 6); a synchronised step pays the fill") {
+TEST_CASE("ZB-V: no idle within a stage at F = B = W, 1F1B's first-stage peak (Qi et al. 2024, section 6), a synchronised step pays the fill") {
     for (const auto& [p, m] : {std::pair<std::int64_t, std::int64_t>{4, 16}, {8, 32}}) {
         CAPTURE(p);
         const PipelineShape shape{p, 2, m};

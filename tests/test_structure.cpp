@@ -69,3 +69,18 @@ TEST_CASE("the README's map of src/ lists every folder, and every include points
     }
     CHECK(edges > 50);  // the scan saw the code
 }
+
+TEST_CASE("no test case's name holds a semicolon, which CTest would split into a name that runs nothing") {
+    // doctest_discover_tests registers each case as `--test-case=NAME`; CMake splits lists at ';',
+    // so a name with one reaches doctest cut short, matches no case and passes without running.
+    const std::regex name(R"re(TEST_CASE\("([^"]*)"\))re");
+    std::vector<std::string> offending;
+    for (const auto& entry : fs::recursive_directory_iterator(kSource / "tests")) {
+        if (entry.path().extension() != ".cpp") continue;
+        const std::string text = read(entry.path());
+        for (std::sregex_iterator it(text.begin(), text.end(), name), end; it != end; ++it)
+            if ((*it)[1].str().find(';') != std::string::npos) offending.push_back(entry.path().filename().string() + ": " + (*it)[1].str());
+    }
+    INFO((offending.empty() ? std::string() : offending.front()));
+    CHECK(offending.empty());
+}

@@ -86,7 +86,7 @@ TEST_CASE("rule: tp divides ffn_hidden") {
     expect(d, "/layout/tp", "divide ffn_hidden (3004)");
 }
 
-TEST_CASE("rule: an impossible layer split is an error; uneven splits follow the framework") {
+TEST_CASE("rule: an impossible layer split is an error, uneven splits follow the framework") {
     json d = base();
     d["model"] = {{"layers", 5}, {"hidden", 1024}, {"heads", 8}, {"vocab", 1000}, {"ffn_hidden", 4096}};
     d["cluster"]["gpus"] = 32;
@@ -380,7 +380,7 @@ TEST_CASE("rule: a key given at the top level and in training must agree") {
     expect(d, "/training/seq_len", "disagrees with top-level seq_len");
 }
 
-TEST_CASE("rule: kv_heads divides heads; top_k does not exceed experts") {
+TEST_CASE("rule: kv_heads divides heads, top_k does not exceed experts") {
     json d = base();
     d["model"] = {{"layers", 4}, {"hidden", 1024}, {"heads", 8}, {"kv_heads", 3}, {"vocab", 1000}, {"ffn_hidden", 4096}};
     expect(d, "/model/kv_heads", "divide heads (8)");
@@ -390,7 +390,7 @@ TEST_CASE("rule: kv_heads divides heads; top_k does not exceed experts") {
     d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"pad_to_capacity", true}};
     expect(d, "/model/moe/pad_to_capacity", "needs capacity_factor > 0");
     d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"capacity_factor", -1}};
-    expect(d, "/model/moe/capacity_factor", ">= 0");
+    expect(d, "/model/moe/capacity_factor", "must be at least 0");
     d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"capacity_factor", 2.5}};
     expect(d, "/model/moe/capacity_factor", "must not exceed experts / top_k (2)");
     d["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"load_imbalance", 3}};

@@ -240,7 +240,7 @@ TEST_CASE("FSDP2 hides a block's gathers under its compute where the compute cov
     CHECK(chunk.backward_parts[at(Cost::ZeRO)] == 0.0);
 }
 
-TEST_CASE("ZeRO-3 buffers: DeepSpeed holds a module and its prefetched successor and a 16-bit gradient bucket; FSDP two blocks") {
+TEST_CASE("ZeRO-3 buffers: DeepSpeed holds a module and its prefetched successor and a 16-bit gradient bucket, FSDP two blocks") {
     // MT-NLG 530B shape (h 20480): DeepSpeed's peak is the output projection with the prefetched
     // first MLP projection (5 h^2 parameters, 16-bit) and the largest module's gradient (4 h^2,
     // fp16); FSDP holds two whole blocks (12 h^2 each, plus biases and norms) and one block's

@@ -49,8 +49,8 @@ ProfileFit fit_profile(const std::vector<FitJob>& jobs, const std::vector<std::s
         ProfileFactors copy = base;
         // A MoE layer's host milliseconds start from 10 where none is set (a floor below every
         // layer's GPU time has no gradient: 10 ms binds the layers of 4096-token microbatches on
-        // B200) and range up to 100; the multipliers stay within
-        // 0.3-1.5 (overlap from 0), the host time's under the all-to-all overlap within 0.3-5.
+        // B200) and range up to 100; the multipliers stay within 0.3-1.5 (overlap from 0), the
+        // host time's multiple under the all-to-all overlap within 0.3-5.
         const bool host = name == "moe_host_ms";
         p.initial.push_back(host ? std::max(factor_ref(copy, name), 10.0) : factor_ref(copy, name));
         p.lower.push_back(name == "overlap" || host ? 0.0 : 0.3);

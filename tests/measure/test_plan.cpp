@@ -91,7 +91,7 @@ TEST_CASE("--scenario: DeepSeek-V3's latent attention, router, experts at EP 64 
     CHECK(has_attention(p, {1, 4096, 128, 128, 192, 128, true}));
 }
 
-TEST_CASE("--scenario in FP8: the layers' GEMMs in the recipe, the logits in BF16; TP open tries 1, 2, 4, 8") {
+TEST_CASE("--scenario in FP8: the layers' GEMMs in the recipe, the logits in BF16, TP open tries 1, 2, 4, 8") {
     nlohmann::json doc = load_preset("scenarios", "llama3-8b-h100", "/");
     doc["training"]["precision"] = "fp8";
     doc["layout"].erase("tp");
