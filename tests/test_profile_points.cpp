@@ -42,6 +42,26 @@ TEST_CASE("GEMM tables per recipe: exact at their points, falling back to their 
     CHECK(p.gemm_tflops(Precision::Bf16, 8192, 8192, 8192) == doctest::Approx(published.gemm_tflops(Precision::Bf16, 8192, 8192, 8192)));
 }
 
+TEST_CASE("Blackwell's FP8 GEMMs: Transformer Engine's kernel-only B300 ratio to BF16 at each shape, and FP4 on that curve") {
+    // docs/examples/gemm_profiling: a layer's GEMMs take 13.102 ms in BF16 and 6.812 in FP8 (current
+    // scaling) on a B300; the B200 and GB200 profiles (GB300 and B300 inherit them) scale every
+    // BF16 point by that ratio. A layer's FP4 GEMMs read the same FP8 curve at the FP4 peak (twice
+    // FP8's on B200/GB200, three times on B300/GB300); NVFP4's own factor applies in the cost model.
+    for (const char* gpu : {"B200", "GB200", "GB300", "B300-SXM-270GB"}) {
+        CAPTURE(gpu);
+        const CalibrationProfile p = profile(gpu, json::object());
+        const GpuSpec spec = load_gpu(gpu, "/gpu");
+        for (const std::int64_t m : {4096, 8192}) {
+            const double bf16 = p.gemm_tflops(Precision::Bf16, m, m, m), fp8 = p.gemm_tflops(Precision::Fp8, m, m, m);
+            CHECK(fp8 / bf16 == doctest::Approx(13.102 / 6.812).epsilon(1e-3));
+            CHECK(p.gemm_tflops(Precision::Fp4, m, m, m) / fp8 == doctest::Approx(spec.fp4_tflops / spec.fp8_tflops).epsilon(1e-9));
+            // MXFP8 and row-wise FP8 have no table of their own: tensor-wise FP8's.
+            CHECK(p.gemm_tflops("mxfp8", Precision::Fp8, m, m, m) == doctest::Approx(fp8));
+            CHECK(p.gemm_tflops("fp8_rowwise", Precision::Fp8, m, m, m) == doctest::Approx(fp8));
+        }
+    }
+}
+
 TEST_CASE("a remembered GEMM rate belongs to its profile: a later profile at the same address reads its own") {
     // Each query below is asked twice (the second a memo hit) and from profiles built one after
     // another, each freed before the next (so the allocator may hand out the same address):
@@ -62,10 +82,13 @@ TEST_CASE("a remembered GEMM rate belongs to its profile: a later profile at the
 TEST_CASE("GEMM tables are checked against the tensor cores they need") {
     CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"int8", {point(4096, 100.0)}}}}}).find("/calibration/gemm/int8: unknown GEMM precision") == 0);
     CHECK(error_of("A100-SXM4-80GB", {{"gemm", {{"fp8_rowwise", {point(4096, 100.0)}}}}}).find("has no fp8_rowwise tensor cores") != std::string::npos);
-    // FP8 variants are bounded by the FP8 peak (1,979), NVFP4 by twice it.
+    // FP8 variants are bounded by the FP8 peak (1,979); NVFP4 needs FP4 tensor cores and is bounded
+    // by their peak: twice FP8 on B200 (9,000), three times on B300 (13,500).
     CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"fp8_blockwise", {point(4096, 2100.0)}}}}}).find("exceeds the GPU's dense peak") != std::string::npos);
-    CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"nvfp4", {point(4096, 2100.0)}}}}}) == "accepted");
-    CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"nvfp4", {point(4096, 4100.0)}}}}}).find("exceeds") != std::string::npos);
+    CHECK(error_of("H100-SXM5-80GB", {{"gemm", {{"nvfp4", {point(4096, 2100.0)}}}}}).find("has no nvfp4 tensor cores") != std::string::npos);
+    CHECK(error_of("B200", {{"gemm", {{"nvfp4", {point(4096, 8900.0)}}}}}) == "accepted");
+    CHECK(error_of("B200", {{"gemm", {{"nvfp4", {point(4096, 9300.0)}}}}}).find("exceeds") != std::string::npos);
+    CHECK(error_of("B300-SXM-270GB", {{"gemm", {{"nvfp4", {point(4096, 13400.0)}}}}}) == "accepted");
 }
 
 TEST_CASE("attention points of GQA and MLA shapes are read and interpolated by group and head sizes") {

@@ -80,17 +80,17 @@ struct AttentionPoint {
 };
 
 // A GEMM table's name (training.precision's recipe names) and the datasheet peak it is read
-// against: the scaled FP8 variants and MXFP8 run on the FP8 tensor cores; NVFP4 on the FP4 ones,
-// whose dense rate B200 and GB200 publish at twice FP8 (9 and 10 PFLOP/s).
+// against: the scaled FP8 variants and MXFP8 run on the FP8 tensor cores; NVFP4 on the FP4 ones
+// (the GPU's fp4_tflops: twice FP8 on B200 and GB200, three times on B300 and GB300), the peak
+// its rate is taken back to when a layer reads it.
 struct GemmTable {
     std::string_view name;
     Precision tensor_cores;
-    double peak_scale;
 };
-constexpr GemmTable kGemmTables[] = {{"bf16", Precision::Bf16, 1.0},        {"fp16", Precision::Fp16, 1.0},
-                                     {"fp8", Precision::Fp8, 1.0},          {"fp8_rowwise", Precision::Fp8, 1.0},
-                                     {"fp8_blockwise", Precision::Fp8, 1.0}, {"mxfp8", Precision::Fp8, 1.0},
-                                     {"nvfp4", Precision::Fp8, 2.0}};
+constexpr GemmTable kGemmTables[] = {{"bf16", Precision::Bf16},        {"fp16", Precision::Fp16},
+                                     {"fp8", Precision::Fp8},          {"fp8_rowwise", Precision::Fp8},
+                                     {"fp8_blockwise", Precision::Fp8}, {"mxfp8", Precision::Fp8},
+                                     {"nvfp4", Precision::Fp4}};
 
 const GemmTable* gemm_table(std::string_view name) {
     for (const GemmTable& t : kGemmTables)
@@ -99,8 +99,11 @@ const GemmTable* gemm_table(std::string_view name) {
 }
 
 // The table a recipe reads when the profile has none of its own: the scaled FP8 variants fall
-// back to tensor-wise FP8, NVFP4 to MXFP8.
+// back to tensor-wise FP8, NVFP4 to MXFP8. A layer's FP4 GEMMs (the operands' precision, as the
+// cost model asks) read the FP8 curve, whose share of peak NVFP4's recipe factor scales
+// (cost/quantization.cpp, Scaling::Nv).
 std::string_view fallback_table(std::string_view name) {
+    if (name == "fp4") return "fp8";
     if (name == "nvfp4") return "mxfp8";
     if (name == "fp8_rowwise" || name == "fp8_blockwise" || name == "mxfp8") return "fp8";
     return "";
@@ -201,9 +204,10 @@ CalibrationProfile CalibrationProfile::from_json(const json& document, const std
         const std::string gp = r.path_of("gemm") + "/" + it.key();
         const GemmTable* table = gemm_table(it.key());
         if (!table) throw InputError(gp, "", "unknown GEMM precision; use bf16, fp16, fp8, fp8_rowwise, fp8_blockwise, mxfp8 or nvfp4");
-        if (gpu.peak_tflops(table->tensor_cores) <= 0 || (table->tensor_cores == Precision::Fp8 && gpu.fp8_tflops <= 0))
+        if (gpu.peak_tflops(table->tensor_cores) <= 0 || (table->tensor_cores == Precision::Fp8 && gpu.fp8_tflops <= 0) ||
+            (table->tensor_cores == Precision::Fp4 && gpu.fp4_tflops <= 0))
             throw InputError(gp, "", gpu.name + " has no " + it.key() + " tensor cores");
-        data->gemm[it.key()] = parse_gemm_points(it.value(), gp, gpu.peak_tflops(table->tensor_cores) * table->peak_scale);
+        data->gemm[it.key()] = parse_gemm_points(it.value(), gp, gpu.peak_tflops(table->tensor_cores));
     }
 
     // The table's choices refuse "unfused" and misspellings: points of a flash kernel, named or not.
