@@ -81,8 +81,8 @@ struct AttentionPoint {
 
 // A GEMM table's name (training.precision's recipe names) and the datasheet peak it is read
 // against: the scaled FP8 variants and MXFP8 run on the FP8 tensor cores; NVFP4 on the FP4 ones
-// (the GPU's fp4_tflops: twice FP8 on B200 and GB200, three times on B300 and GB300), the peak
-// its rate is taken back to when a layer reads it.
+// (the GPU's fp4_tflops: twice FP8 on B200 and GB200, three times on B300 and GB300), the same
+// peak gemm_tflops multiplies a table's share by when asked for FP4 operands.
 struct GemmTable {
     std::string_view name;
     Precision tensor_cores;
