@@ -444,7 +444,7 @@ void moe_host_floor(const CostContext& ctx, const Layout& l, double rerun, Layer
     const ProfileFactors& f = ctx.profile.factors();
     double host = (ctx.runtime.moe_host_ms_per_layer + f.moe_host_ms) * 1e-3;
     if (host <= 0) return;
-    if (l.ep_a2a_overlap && l.ep > 1) host *= ctx.runtime.moe_overlap_host_factor * f.moe_overlap_host;
+    if (l.ep_overlapped()) host *= ctx.runtime.moe_overlap_host_factor * f.moe_overlap_host;
     constexpr double kForwardShare = 1.2 / (1.2 + 2.1);
     c.host_forward = host * kForwardShare;
     c.host_backward = host * (1 - kForwardShare) + rerun * c.host_forward;

@@ -1,5 +1,8 @@
 #include "fit/profile_fit.hpp"
 
+#include <algorithm>
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -11,26 +14,48 @@
 namespace sextant {
 
 namespace {
-double& factor_ref(ProfileFactors& f, const std::string& name) {
-    if (name == "compute") return f.compute;
-    if (name == "communication") return f.communication;
-    if (name == "moe") return f.moe;
-    if (name == "moe_host_ms") return f.moe_host_ms;
-    if (name == "moe_overlap_host") return f.moe_overlap_host;
-    return f.overlap;
+// Each factor `calibrate fit` can fit, with its bounds and start. A MoE layer's host milliseconds
+// start from 10 where none is set (a floor below every layer's GPU time has no gradient: 10 ms
+// binds the layers of 4096-token microbatches on B200) and range up to 100; the multipliers stay
+// within 0.3-1.5 (overlap from 0), the host time's multiple under the all-to-all overlap within
+// 0.3-5. The host factors time the CPU's issue of kernels, not the GPU (`host`).
+struct FactorDef {
+    std::string_view name;
+    double ProfileFactors::*member;
+    double lower, upper, least_start;
+    bool host;
+};
+constexpr FactorDef kFactors[] = {
+    {"compute", &ProfileFactors::compute, 0.3, 1.5, 0.0, false},
+    {"communication", &ProfileFactors::communication, 0.3, 1.5, 0.0, false},
+    {"overlap", &ProfileFactors::overlap, 0.0, 1.5, 0.0, false},
+    {"moe", &ProfileFactors::moe, 0.3, 1.5, 0.0, false},
+    {"moe_host_ms", &ProfileFactors::moe_host_ms, 0.0, 100.0, 10.0, true},
+    {"moe_overlap_host", &ProfileFactors::moe_overlap_host, 0.3, 5.0, 0.0, true},
+};
+
+const FactorDef* factor_def(std::string_view name) {
+    for (const FactorDef& f : kFactors)
+        if (f.name == name) return &f;
+    return nullptr;
 }
 }  // namespace
 
 ProfileFit fit_profile(const std::vector<FitJob>& jobs, const std::vector<std::string>& factors) {
     if (jobs.empty()) throw InputError("runs", "", "no measured job to fit");
-    const std::vector<std::string> known = {"compute", "communication", "overlap", "moe", "moe_host_ms", "moe_overlap_host"};
-    for (const auto& f : factors)
-        if (std::find(known.begin(), known.end(), f) == known.end())
+    std::vector<const FactorDef*> defs;
+    for (const auto& f : factors) {
+        defs.push_back(factor_def(f));
+        if (!defs.back()) {
+            std::vector<std::string> known;
+            for (const FactorDef& d : kFactors) known.emplace_back(d.name);
             throw InputError("--factors", "\"" + f + "\"", "unknown factor; " + suggestion_text(f, known));
-    // The MoE host factors time the CPU's issue of kernels, not the GPU: they may be fitted on jobs
-    // of several GPU types whose hosts match (DGX H100 and DGX B200 both carry two 56-core Xeon
-    // Platinum, 8480C and 8570); each job keeps its own GPU's other factors.
-    const bool host_only = std::all_of(factors.begin(), factors.end(), [](const std::string& f) { return f == "moe_host_ms" || f == "moe_overlap_host"; });
+        }
+    }
+    // Host factors alone may be fitted on jobs of several GPU types whose hosts match (DGX H100
+    // and DGX B200 both carry two 56-core Xeon Platinum, 8480C and 8570); each job keeps its own
+    // GPU's other factors.
+    const bool host_only = std::all_of(defs.begin(), defs.end(), [](const FactorDef* d) { return d->host; });
     for (const auto& j : jobs) {
         if (!host_only && j.scenario.cluster.gpu.name != jobs.front().scenario.cluster.gpu.name)
             throw InputError("runs", j.id, "mixes GPU types (" + j.scenario.cluster.gpu.name + " and " +
@@ -45,22 +70,16 @@ ProfileFit fit_profile(const std::vector<FitJob>& jobs, const std::vector<std::s
 
     FitProblem p;
     p.factor_names = factors;
-    for (const auto& name : factors) {
-        ProfileFactors copy = base;
-        // A MoE layer's host milliseconds start from 10 where none is set (a floor below every
-        // layer's GPU time has no gradient: 10 ms binds the layers of 4096-token microbatches on
-        // B200) and range up to 100; the multipliers stay within 0.3-1.5 (overlap from 0), the
-        // host time's multiple under the all-to-all overlap within 0.3-5.
-        const bool host = name == "moe_host_ms";
-        p.initial.push_back(host ? std::max(factor_ref(copy, name), 10.0) : factor_ref(copy, name));
-        p.lower.push_back(name == "overlap" || host ? 0.0 : 0.3);
-        p.upper.push_back(host ? 100.0 : name == "moe_overlap_host" ? 5.0 : 1.5);
+    for (const FactorDef* d : defs) {
+        p.initial.push_back(std::max(base.*(d->member), d->least_start));
+        p.lower.push_back(d->lower);
+        p.upper.push_back(d->upper);
     }
     p.observations = jobs.size();
     for (const auto& j : jobs) p.measured.push_back(j.measured_step_time_s);
     p.predict = [&](const std::vector<double>& x, std::size_t i) {
         ProfileFactors f = contexts[i].profile().factors();
-        for (std::size_t k = 0; k < factors.size(); ++k) factor_ref(f, factors[k]) = x[k];
+        for (std::size_t k = 0; k < defs.size(); ++k) f.*(defs[k]->member) = x[k];
         return simulate(contexts[i].with_factors(f), jobs[i].layout).result.step_time_s;
     };
     ProfileFit out;

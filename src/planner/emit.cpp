@@ -26,10 +26,10 @@ std::string num(std::int64_t v) { return std::to_string(v); }
 void arg(Emitted& e, const std::string& flag, const std::string& value) { e.args.emplace_back(flag, value); }
 void arg(Emitted& e, const std::string& flag, std::int64_t value) { e.args.emplace_back(flag, num(value)); }
 void flag(Emitted& e, const std::string& name) { e.args.emplace_back(name, std::nullopt); }
+// The plan's framework generation, whose defaults fill what the layout leaves open.
+RuntimeProfile runtime(const Scenario& s) { return load_runtime_profile(s.training.framework, "/training/framework"); }
 // The plan's MoE token dispatcher (moe_dispatcher: its own, else its framework generation's).
-MoeDispatcher dispatcher(const Scenario& s, const Layout& l) {
-    return moe_dispatcher(l, load_runtime_profile(s.training.framework, "/training/framework"));
-}
+MoeDispatcher dispatcher(const Scenario& s, const Layout& l) { return moe_dispatcher(l, runtime(s)); }
 
 // torchtitan settings live under "section.key"; one setter for both generations.
 void key(Emitted& e, const std::string& section, const std::string& name, const json& value) {
@@ -595,7 +595,7 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
     }
     // A compiled runtime's profile prices torch.compile's fused elementwise kernels (its
     // memory_traffic_factor), so its export compiles the model; an eager one's does not.
-    key(e, "compile", "enable", load_runtime_profile(s.training.framework, "/training/framework").torch_compile);
+    key(e, "compile", "enable", runtime(s).torch_compile);
     if (l.activation_offload_layers > 0)
         e.notes.push_back(fmt::format("torchtitan has no activation offloading: the plan's {} offloaded layers per stage keep their "
                                       "activations on the GPU (choose a plan without it, or recompute them)",

@@ -70,7 +70,7 @@ struct Exposure {
 // of a stage, Megatron's interleaved schedule runs (pp - stage - 1) x 2 + (vp - 1) x pp before
 // the first backward (one with pp = 1).
 double paired_share(const Layout& l, std::int64_t stage, std::int64_t microbatches) {
-    if (!l.ep_a2a_overlap || l.ep < 2) return 0.0;
+    if (!l.ep_overlapped()) return 0.0;
     const double tasks = static_cast<double>(microbatches * l.vp);
     const double warmup = l.pp == 1 ? 1.0 : static_cast<double>((l.pp - stage - 1) * 2 + (l.vp - 1) * l.pp);
     return std::clamp((tasks - warmup) / tasks, 0.0, 1.0);

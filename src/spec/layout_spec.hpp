@@ -112,6 +112,9 @@ struct Layout {
                                              ParallelDim::DP, ParallelDim::PP};
 
     std::int64_t gpus() const { return tp * pp * dp * cp; }
+    // The merged forward-backward all-to-all overlap is in effect: asked for, with an expert-
+    // parallel group to overlap (its pairing in the schedule, its host time in the MoE layer).
+    bool ep_overlapped() const { return ep_a2a_overlap && ep > 1; }
     // Expert-data-parallel degree: the replicas of each expert shard.
     std::int64_t edp() const { return tp * cp * dp / (ep * etp); }
     // Data-parallel ranks of one shard group, and the groups that replicate it.
