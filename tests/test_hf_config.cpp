@@ -44,6 +44,7 @@ void expect_error(const json& cfg, const std::string& path, const std::string& f
 TEST_CASE("Qwen3-MoE: 128 experts in every layer, 30B-A3B and 235B-A22B match Qwen's totals") {
     // Qwen's model cards: 30.5B total, 3.3B activated, 29.9B non-embedding; 235B, 22B, 234B.
     const ModelSpec small = read("qwen3-30b-a3b.json");
+    CHECK(small.position == PositionKind::Rotary);  // rope_scaling null: plain RoPE
     CHECK(small.moe.experts == 128);
     CHECK(small.moe.top_k == 8);
     CHECK(small.moe.expert_ffn_hidden == 768);
@@ -93,6 +94,7 @@ TEST_CASE("gpt-oss: biased experts and attention, 128-token windows on alternate
     // not the embedding (a table lookup); Sextant's active count takes both.
     const ModelSpec m = read("gpt-oss-120b.json");
     CHECK(m.linear_bias);
+    CHECK(m.position == PositionKind::Yarn);  // rope_scaling.rope_type "yarn"
     CHECK(m.moe.experts == 128);
     CHECK(m.moe.top_k == 4);
     CHECK(m.window.tokens == 128);

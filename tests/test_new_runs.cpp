@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -59,6 +61,21 @@ std::pair<double, double> attention_times(const Scenario& s, const CalibrationPr
     const LayerCost c = layer_cost(costs, l, ctx.groups(l), 0);
     return {c.forward.attention, c.backward.attention};
 }
+
+// gpt-oss-120b as its Hugging Face config reads, EP 8 on 8 GPUs, one 4096-token microbatch.
+Scenario gpt_oss_on_8() {
+    const std::string model = (std::filesystem::path(SEXTANT_SOURCE_DIR) / "tests/data/hf/gpt-oss-120b.json").string();
+    return scenario(model.c_str(), {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}}, 8);
+}
+
+// The first layer's cost under the scenario's own runtime and under a copy that `change` edits.
+std::pair<LayerCost, LayerCost> first_layer_cost_with(const StepContext& ctx, const std::function<void(RuntimeProfile&)>& change) {
+    RuntimeProfile changed = ctx.runtime();
+    change(changed);
+    const CostContext with_change{ctx.scenario(), ctx.profile(), changed, ctx.network()};
+    const Layout l = resolve_layout(ctx.scenario(), ctx.scenario().layout);
+    return {layer_cost(ctx.costs(), l, ctx.groups(l), 0), layer_cost(with_change, l, ctx.groups(l), 0)};
+}
 }  // namespace
 
 TEST_CASE("MLA: a DeepSeek-V3 layer's forward GEMMs are its projections' and MLP's FLOPs at the profile's rate") {
@@ -101,6 +118,50 @@ TEST_CASE("MoE efficiency scales the routed experts' grouped GEMMs, not the shar
     const double rate = kFlatTflops * 1e12 * full.compute_efficiency;
     CHECK(b.forward.gemm - a.forward.gemm == doctest::Approx(routed_flops / rate).epsilon(1e-9));
     CHECK(b.backward.gemm - a.backward.gemm == doctest::Approx(2 * routed_flops / rate).epsilon(1e-9));
+}
+
+TEST_CASE("Megatron-Core adds a biased expert's second bias after the grouped GEMM: 6 two-byte moves an element each way") {
+    // gpt-oss-120b (biased expert linears): every rank holds 4096 x top-4 routed copies.
+    // Megatron-Core's TEGroupedMLP builds fc2 with skip_bias_add and adds bias x probability per
+    // expert in eager 16-bit kernels (experts.py _apply_bias), so its memory-bound time grows by
+    // [copies, hidden] x 2 bytes x 6 moves forward and backward, at the expert path's memory rate;
+    // a runtime that fuses the bias into the GEMM pays nothing.
+    const Scenario s = gpt_oss_on_8();
+    REQUIRE(s.model.linear_bias);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    CHECK_FALSE(ctx.runtime().moe_expert_bias_fused);  // megatron-core-2024 and the generations built on it
+    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").moe_expert_bias_fused);
+    const auto fuse = [](RuntimeProfile& r) { r.moe_expert_bias_fused = true; };
+    const auto [eager, epilogue] = first_layer_cost_with(ctx, fuse);
+    const double copies = 4096.0 * 4 * s.model.moe.routed_share(), h = 2880;
+    const double rate = profile.memory_tbps() * 1e12 * ctx.runtime().compute_efficiency * ctx.runtime().moe_efficiency * profile.factors().moe;
+    CHECK(eager.forward.memory - epilogue.forward.memory == doctest::Approx(copies * h * 2 * 6 / rate).epsilon(1e-9));
+    CHECK(eager.backward.memory - epilogue.backward.memory == doctest::Approx(copies * h * 2 * 6 / rate).epsilon(1e-9));
+    CHECK(eager.forward.gemm == epilogue.forward.gemm);
+    // A model without biases pays nothing under either runtime.
+    const Scenario plain = scenario("mixtral-8x7b", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}}, 8);
+    const auto [plain_eager, plain_fused] = first_layer_cost_with(StepContext(plain, profile), fuse);
+    CHECK(plain_eager.forward.memory == plain_fused.forward.memory);
+}
+
+TEST_CASE("Megatron runs YaRN's rotary embedding in eager kernels: 24 bytes an element forward, 20 backward, where fused moves 4 and 8") {
+    // gpt-oss-120b's rotary embedding is YaRN-scaled (its config's rope_scaling), and Megatron
+    // turns RoPE fusion off for any position embedding but plain rope: the query's 64 and the
+    // key's 8 heads of 64 are turned by rope_utils.py's eager ops. One 4096-token microbatch, TP 1.
+    const Scenario s = gpt_oss_on_8();
+    REQUIRE(s.model.position == PositionKind::Yarn);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    CHECK_FALSE(ctx.runtime().yarn_rope_fused);
+    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").yarn_rope_fused);
+    const auto [eager, kernel] = first_layer_cost_with(ctx, [](RuntimeProfile& r) { r.yarn_rope_fused = true; });
+    const double rotated = 4096.0 * (64 + 8) * 64;
+    const double rate = profile.memory_tbps() * 1e12 * ctx.runtime().compute_efficiency, traffic = ctx.runtime().memory_traffic_factor;
+    CHECK(eager.forward.memory - kernel.forward.memory == doctest::Approx(rotated * (24 - 4 * traffic) / rate).epsilon(1e-9));
+    CHECK(eager.backward.memory - kernel.backward.memory == doctest::Approx(rotated * (20 - 8 * traffic) / rate).epsilon(1e-9));
+    CHECK(eager.forward.gemm == kernel.forward.gemm);
+    CHECK(eager.forward.attention == kernel.forward.attention);
 }
 
 TEST_CASE("a dropless MoE layer's host issue time: a floor under each phase, split 1.2 : 2.1, none under HybridEP or padded dropping") {

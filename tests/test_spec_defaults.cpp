@@ -159,7 +159,7 @@ TEST_CASE("/reliability's tables: typed defaults fill the spec and agree with it
 
 TEST_CASE("calibration/runtime's table: typed defaults fill the profile and agree with its initialisers") {
     const RuntimeProfile p = parse_runtime_profile({{"features", json::object()}}, "empty", "/calibration/runtime/empty");
-    CHECK(check_defaults(runtime_profile_fields(), p, "calibration/runtime") == 38);
+    CHECK(check_defaults(runtime_profile_fields(), p, "calibration/runtime") == 40);
     // The features table is the second table of the file; its struct is FrameworkFeatures.
     const FrameworkFeatures fresh{};
     CHECK(p.features.sequence_parallel == fresh.sequence_parallel);

@@ -220,15 +220,20 @@ void attention_core(const CostContext& ctx, const Kernels& k, const Shapes& x, c
     b.attention += k.memory(8 * elements);
 }
 
-// Norms, residual adds, rotary and dropout: bytes per token, forward; backward moves about twice.
-double elementwise_bytes(const ModelSpec& m, const Shapes& x, bool dropout) {
+// Elements of the query and key a layer's rotary embedding turns (multi-head latent attention
+// turns its small decoupled part inside its projections, not priced apart).
+double rotary_elements(const ModelSpec& m, const Shapes& x) {
+    if (!m.rotary() || m.attention != AttentionKind::Standard) return 0;
+    return (d(m.heads) + d(m.kv_heads)) * d(m.head_dim) / x.tp * x.T;
+}
+
+// Norms, residual adds, dropout, and the rotary embedding where one fused kernel runs it (reads
+// and writes each element): bytes, forward; backward moves about twice.
+double elementwise_bytes(const ModelSpec& m, const Shapes& x, bool dropout, bool fused_rotary) {
     const double h = d(m.hidden);
     double per_norm_token = 2 * 4 * h + 2 * 6 * h;  // two norms (read, write), two residual adds
     if (dropout) per_norm_token += 2 * 5 * h;
-    double per_token = 0;
-    if (m.position == PositionKind::Rotary && m.attention == AttentionKind::Standard)
-        per_token += 4 * (d(m.heads) + d(m.kv_heads)) * d(m.head_dim) / x.tp;
-    return per_norm_token * x.norm_T + per_token * x.T;
+    return per_norm_token * x.norm_T + (fused_rotary ? 4 * rotary_elements(m, x) : 0.0);
 }
 
 // Forward seconds of a TP-parallel block's GEMMs around its sequence-parallel collectives: the
@@ -344,6 +349,18 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     b.gemm += local_experts * eb.gemm;
     b.weight_grad += local_experts * eb.weight_grad;
     b.memory += local_experts * eb.memory;
+    if (m.linear_bias && !ctx.runtime.moe_expert_bias_fused) {
+        // The second linear layer's bias, weighted by each copy's routing probability, added after
+        // the grouped GEMM in eager 16-bit kernels, per local expert: `t + b * p` then a
+        // concatenation (Megatron-Core experts.py, TEGroupedMLP._apply_bias). Per element of the
+        // [copies, hidden] output: the product is written, the sum reads two and writes one, the
+        // concatenation reads and writes one, 6 moves forward; backward, the bias and probability
+        // gradients each multiply the output gradient by the other factor (read, write) and reduce
+        // it (read), 6 moves. (The sum's gradient passes through: same dtype, no copy.)
+        const double elements = expert_tokens * h;
+        f.memory += k.unfused(elements * 2 * 6);
+        b.memory += k.unfused(elements * 2 * 6);
+    }
     if (e.shared_experts > 0) {
         PhaseCost sb;
         mlp(m, layer_kernels, x.T, d(e.shared_experts * e.shared_ffn_hidden), x.tp, parts.shared, sb);
@@ -494,9 +511,21 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     const double core_before = f.attention;
     attention_core(ctx, k, x, l, layer, f, b);
     const double core = f.attention - core_before;
-    const double elementwise = elementwise_bytes(m, x, dropout);
+    const bool eager_rotary = m.position == PositionKind::Yarn && !ctx.runtime.yarn_rope_fused;
+    const double elementwise = elementwise_bytes(m, x, dropout, !eager_rotary);
     f.memory += k.memory(elementwise);
     b.memory += k.memory(2 * elementwise);
+    if (eager_rotary) {
+        // Megatron-Core's unfused rotary embedding (rope_utils.py _apply_rotary_pos_emb_bshd:
+        // t * cos + rotate_half(t) * sin, then a concatenation with the unrotated rest), 16-bit
+        // eager kernels, bytes an element: forward t * cos 4, the negated half 2, rotate_half's
+        // concatenation 4, * sin 4, the sum 6 (two reads, a write), the final concatenation 4;
+        // backward grad * sin 4, the negated half 2, the halves rejoined 4, grad * cos 4, the two
+        // gradients summed 6.
+        const double rotated = rotary_elements(m, x);
+        f.memory += k.unfused(24 * rotated);
+        b.memory += k.unfused(20 * rotated);
+    }
     // The MLP block's TP all-gather and reduce-scatter: a dense MLP and shared experts need them;
     // routed experts without expert TP get their tokens from the dispatcher instead.
     bool mlp_tp_comm = true;

@@ -154,7 +154,9 @@ const Feature kFeatures[] = {
      nothing, nothing},
     {"positions", [](const Scenario&) { return true; },
      [](const Scenario& s, const Layout&, Emitted& e) {
-         arg(e, "--position-embedding-type", s.model.position == PositionKind::Rotary ? "rope" : "learned_absolute");
+         // YaRN's scaling is no choice of this flag (Megatron-LM core_v0.15.0 arguments.py:
+         // learned_absolute, rope, mrope, relative, none): it launches as rope.
+         arg(e, "--position-embedding-type", s.model.rotary() ? "rope" : "learned_absolute");
      },
      nothing, nothing},
     {"untied embeddings", [](const Scenario& s) { return !s.model.tied_embeddings; },

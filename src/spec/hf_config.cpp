@@ -1,7 +1,7 @@
 // Reads a Hugging Face transformers config.json into a ModelSpec. Each model_type Sextant knows
 // is read the way transformers builds that model: its field names, its defaults for the keys a
 // file leaves out, the layers it makes MoE or windowed. Keys irrelevant to training cost (dropout,
-// token ids, RoPE scaling, routing scores, the released checkpoint's quantisation) are ignored.
+// token ids, RoPE scaling other than YaRN's, routing scores, the released checkpoint's quantisation) are ignored.
 // A key that changes the shape but that the model_type's reader does not take, an unknown
 // model_type, or a layer pattern Sextant cannot express is an input error: a config is never
 // silently read as a dense Llama.
@@ -193,6 +193,17 @@ std::optional<std::int64_t> default_vocab(Family f) {
     if (f == Family::Gemma3) return 262208;
     if (f == Family::Llama4) return 202048;
     return std::nullopt;
+}
+
+// YaRN's RoPE scaling: rope_scaling's rope_type (transformers' current name) or type (older
+// files, DeepSeek-V3's) is "yarn". Other scalings (Llama 3's, linear) change only the
+// frequencies, which every rotary kernel takes as given.
+bool yarn_scaled(HfObject& c) {
+    const json* scaling = c.find("rope_scaling");
+    if (!scaling || !scaling->is_object()) return false;
+    for (const char* key : {"rope_type", "type"})
+        if (scaling->contains(key) && (*scaling)[key].is_string() && (*scaling)[key].get<std::string>() == "yarn") return true;
+    return false;
 }
 
 // The activation of a gated MLP (every family here has gate, up and down projections).
@@ -483,7 +494,7 @@ ModelSpec read_text_model(HfObject& c, Family f, std::optional<bool> outer_tie) 
     m.ffn_hidden = c.size("intermediate_size", std::nullopt);
     m.tied_embeddings = c.flag("tie_word_embeddings", outer_tie.value_or(tied_by_default(f)));
     m.norm = NormKind::RmsNorm;
-    m.position = PositionKind::Rotary;
+    m.position = yarn_scaled(c) ? PositionKind::Yarn : PositionKind::Rotary;
     m.mlp = gated_mlp(c, f);
     switch (f) {
         case Family::Mixtral: read_mixtral(m, c); break;

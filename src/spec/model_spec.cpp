@@ -36,7 +36,7 @@ constexpr FieldDef kModelFields[] = {
     {"norm", FieldType::String, "normalisation", "", "arch", -1e300, 1e300, "", bind<&ModelSpec::norm>()},
     {"mlp", FieldType::String, "MLP kind (swiglu, geglu: gated, three matrices)", "", "arch", -1e300, 1e300, "",
      bind<&ModelSpec::mlp>()},
-    {"position", FieldType::String, "position encoding", "", "arch", -1e300, 1e300, "", bind<&ModelSpec::position>()},
+    {"position", FieldType::String, "position encoding: learned, rotary, or yarn (rotary with YaRN's frequency scaling)", "", "arch", -1e300, 1e300, "", bind<&ModelSpec::position>()},
     {"attention", FieldType::Object, "multi-head latent attention (DeepSeek), see /model/attention"},
     {"sliding_window", FieldType::Object, "banded (local) attention in some layers, see /model/sliding_window"},
     {"moe", FieldType::Object, "mixture of experts, see /model/moe"},

@@ -20,8 +20,10 @@ constexpr std::span<const std::string_view> enum_names(NormKind) { return kNormN
 enum class MlpKind { Gelu, SwiGlu, GeGlu, SquaredRelu, Relu };
 inline constexpr std::string_view kMlpNames[] = {"gelu", "swiglu", "geglu", "squared_relu", "relu"};
 constexpr std::span<const std::string_view> enum_names(MlpKind) { return kMlpNames; }
-enum class PositionKind { Learned, Rotary };
-inline constexpr std::string_view kPositionNames[] = {"learned", "rotary"};
+// Rotary embeddings, with YaRN's frequency scaling (gpt-oss) a kind of its own: Megatron runs
+// only plain RoPE in its fused kernel (see RuntimeProfile::yarn_rope_fused).
+enum class PositionKind { Learned, Rotary, Yarn };
+inline constexpr std::string_view kPositionNames[] = {"learned", "rotary", "yarn"};
 constexpr std::span<const std::string_view> enum_names(PositionKind) { return kPositionNames; }
 enum class AttentionKind { Standard, MultiLatent };
 
@@ -96,6 +98,7 @@ struct ModelSpec {
     std::string source;
 
     bool is_moe() const { return moe.experts > 0; }
+    bool rotary() const { return position != PositionKind::Learned; }
     bool gated_mlp() const { return mlp == MlpKind::SwiGlu || mlp == MlpKind::GeGlu; }
     // Inline: the planner's screen asks both for every layer of every stage of every layout.
     bool layer_is_windowed(std::int64_t layer) const {

@@ -154,6 +154,16 @@ struct RuntimeProfile {
     // and the next linear layer quantises them in its own kernels (Megatron-Core's
     // bias_swiglu_impl / bias_gelu_impl before a TE linear layer).
     bool activation_cast_fused = true;
+    // A biased MoE model's experts add the second linear layer's bias in the grouped GEMM's
+    // epilogue. False: the grouped GEMM skips it and the bias, weighted by each copy's routing
+    // probability, is added after it in unfused elementwise kernels (Megatron-Core's TEGroupedMLP:
+    // fc2 built with skip_bias_add=True, then _apply_bias; core_v0.15.0-v0.17.0 experts.py).
+    bool moe_expert_bias_fused = true;
+    // A model whose rotary embedding carries YaRN's scaling runs it in the fused rotary kernel.
+    // False: in eager PyTorch kernels, as Megatron does for any position_embedding_type but
+    // "rope" (Megatron-LM arguments.py and Megatron-Bridge's validate_rope_fusion_compatibility
+    // turn apply_rope_fusion off; gpt-oss's provider says "yarn").
+    bool yarn_rope_fused = true;
     // Sequence parallelism keeps only the sharded input of the QKV and first MLP projections, and
     // the weight-gradient GEMMs all-gather it again (Megatron's and Transformer Engine's linear
     // layers). False: autograd saves the gathered input whole on every TP rank and the backward
