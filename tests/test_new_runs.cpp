@@ -164,6 +164,34 @@ TEST_CASE("Megatron runs YaRN's rotary embedding in eager kernels: 24 bytes an e
     CHECK(eager.forward.attention == kernel.forward.attention);
 }
 
+TEST_CASE("an NVFP4 GEMM without an FP4 table: FP8's time, its tensor-core share at FP4's peak, and a measured nvfp4 table as it stands") {
+    // Llama 3 8B on 8 GB200s (FP4 peak twice FP8's), one 4096-token microbatch. A one-point FP8
+    // table at 3,000 of the 5,000 TFLOP/s FP8 peak gives every shape a 0.6 share: the tensor
+    // cores' 0.6 of the time halves at FP4, so each GEMM takes 1 - 0.6 x (1 - 1/2) = 0.7 of its FP8
+    // time. (On a B300, FP4 three times FP8, and Transformer Engine's kernel-only share 0.63: 0.58;
+    // measured there 0.55, docs/examples/gemm_profiling.)
+    json doc = {{"model", "llama3-8b"},
+                {"cluster", {{"preset", "gb200-nvl72"}, {"gpus", 8}}},
+                {"training", {{"seq_len", 4096}, {"global_batch", 64}, {"precision", "nvfp4"}, {"framework", "nemo-2026"}}},
+                {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    const json table = json::array({{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 3000.0}}});
+    json fp8_only = {{"schema", "sextant-calibration/1"}, {"gpu", "GB200"}, {"gemm", {{"bf16", json::array({{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 1500.0}}})}, {"fp8", table}}},
+                     {"attention", json::array({{{"seq", 4096}, {"head_dim", 128}, {"fwd_tflops", 900}, {"bwd_tflops", 700}}})},
+                     {"memory", {{"copy_tbps", 7.0}}}};
+    json with_nvfp4 = fp8_only;
+    with_nvfp4["gemm"]["nvfp4"] = json::array({{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 7000.0}}});
+    const double T = 4096, h = 4096, kv = 1024, ffn = 14336;
+    const double flops = 2 * T * (h * (h + 2 * kv) + h * h + 3 * h * ffn);  // QKV, output, gate|up and down
+    for (const auto& [profile_doc, rate] : {std::pair{fp8_only, 3000.0 / 0.7}, std::pair{with_nvfp4, 7000.0}}) {
+        const CalibrationProfile profile = CalibrationProfile::from_json(profile_doc, "", s.cluster.gpu);
+        const StepContext ctx(s, profile);
+        const Layout l = resolve_layout(s, s.layout);
+        const LayerCost c = layer_cost(ctx.costs(), l, ctx.groups(l), 0);
+        CHECK(c.forward.gemm == doctest::Approx(flops / (rate * 1e12 * ctx.runtime().compute_efficiency)).epsilon(1e-9));
+    }
+}
+
 TEST_CASE("a dropless MoE layer's host issue time: a floor under each phase, split 1.2 : 2.1, none under HybridEP or padded dropping") {
     // DeepSeek-V3 on 8 GPUs at EP 8, one 4096-token microbatch, with a host time of H per MoE
     // layer: the forward takes 1.2 / 3.3 of it and the backward the rest (TransformerEngine#2897's

@@ -46,7 +46,8 @@ TEST_CASE("Blackwell's FP8 GEMMs: Transformer Engine's kernel-only B300 ratio to
     // docs/examples/gemm_profiling: a layer's GEMMs take 13.102 ms in BF16 and 6.812 in FP8 (current
     // scaling) on a B300; the B200 and GB200 profiles (GB300 and B300 inherit them) scale every
     // BF16 point by that ratio. A layer's FP4 GEMMs read the same FP8 curve at the FP4 peak (twice
-    // FP8's on B200/GB200, three times on B300/GB300); NVFP4's own factor applies in the cost model.
+    // FP8's on B200/GB200, three times on B300/GB300); the cost model prices NVFP4 from FP8's rate
+    // where no nvfp4 table was measured (test_new_runs.cpp).
     for (const char* gpu : {"B200", "GB200", "GB300", "B300-SXM-270GB"}) {
         CAPTURE(gpu);
         const CalibrationProfile p = profile(gpu, json::object());

@@ -68,12 +68,12 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         // writes the column-wise FP4 (2 + 0.5 B); E4M3 scales per 16 elements each way. Nothing
         // of it fuses into the producer: with the Hadamard transform on (the recipe's default for
         // inputs and gradients), TE's norm writes its 16-bit output and the quantiser runs whole
-        // (normalization.cpp: post-RHT amax -> Impl::UNFUSED, since PR #2177). B300 kernel-only
-        // GEMM 5,094 TFLOP/s, 0.38 of the 13,500 FP4 peak where per-tensor FP8 reaches 0.63 of
-        // its peak: 0.60 on the FP8-shaped efficiency curve.
+        // (normalization.cpp: post-RHT amax -> Impl::UNFUSED, since PR #2177). The GEMM's rate
+        // against FP8's follows from the FP4 peak (layer_costs.cpp, Kernels::gemm: only the
+        // tensor-core time speeds up), where a profile has no NVFP4 table of its own.
         case Scaling::Nv: {
             const double passes = 2.0 + (2.0 + 0.5) + (2.0 + 0.5) + 2.0 / 16;
-            return with_efficiency(0.60, passes, passes);
+            return with_efficiency(1.0, passes, passes);
         }
     }
     return {1.0, 0.0, 0.0};

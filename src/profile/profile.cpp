@@ -99,9 +99,9 @@ const GemmTable* gemm_table(std::string_view name) {
 }
 
 // The table a recipe reads when the profile has none of its own: the scaled FP8 variants fall
-// back to tensor-wise FP8, NVFP4 to MXFP8. A layer's FP4 GEMMs (the operands' precision, as the
-// cost model asks) read the FP8 curve, whose share of peak NVFP4's recipe factor scales
-// (cost/quantization.cpp, Scaling::Nv).
+// back to tensor-wise FP8, NVFP4 to MXFP8. A layer's FP4 GEMMs (the operands' precision) read
+// the FP8 curve at FP4's peak; the cost model prices them from FP8's own rate instead where no
+// nvfp4 table was measured (cost/layer_costs.cpp, Kernels::gemm).
 std::string_view fallback_table(std::string_view name) {
     if (name == "fp4") return "fp8";
     if (name == "nvfp4") return "mxfp8";
@@ -319,6 +319,8 @@ double CalibrationProfile::gemm_tflops_uncached(std::string_view recipe, Precisi
     const double roofline = 2.0 * double(m) * double(n) * double(k) / (bytes / (memory_tbps() * 1e12)) / 1e12;
     return std::min({peak, efficiency * peak * d.factors.compute, roofline});
 }
+
+bool CalibrationProfile::measures_gemm(std::string_view recipe) const { return data_->gemm.find(recipe) != data_->gemm.end(); }
 
 double CalibrationProfile::attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal,
                                             bool backward) const {

@@ -56,6 +56,8 @@ public:
     // training.precision), on tensor cores of `operands`; a recipe without a table reads its
     // nearest (scaled FP8 variants: fp8; nvfp4: mxfp8, then fp8).
     double gemm_tflops(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n, std::int64_t k) const;
+    // Whether the profile holds GEMM points of this recipe's own (not a fallback's).
+    bool measures_gemm(std::string_view recipe) const;
     // Achieved fused flash-attention throughput (FlashAttention FLOP convention), TFLOP/s. FP8
     // attention is not modelled: the frameworks Sextant covers run flash attention in 16 bits.
     double attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal,
