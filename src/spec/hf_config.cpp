@@ -1,7 +1,8 @@
 // Reads a Hugging Face transformers config.json into a ModelSpec. Each model_type Sextant knows
 // is read the way transformers builds that model: its field names, its defaults for the keys a
 // file leaves out, the layers it makes MoE or windowed. Keys irrelevant to training cost (dropout,
-// token ids, RoPE scaling other than YaRN's, routing scores, the released checkpoint's quantisation) are ignored.
+// token ids, RoPE scaling other than YaRN's, routing scores, the released checkpoint's
+// quantisation) are ignored.
 // A key that changes the shape but that the model_type's reader does not take, an unknown
 // model_type, or a layer pattern Sextant cannot express is an input error: a config is never
 // silently read as a dense Llama.
