@@ -3,13 +3,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "model/params.hpp"
 #include "spec/presets.hpp"
+#include "spec/scenario.hpp"
 
 using namespace sextant;
 
 namespace {
 ModelSpec preset(const char* name) { return parse_model(load_preset("models", name, "/model"), "/model"); }
+// The same model as its Hugging Face config.json reads (tests/data/hf/, origins in its README).
+ModelSpec hf_config(const char* file) {
+    return parse_hf_config(load_json_file(std::filesystem::path(SEXTANT_SOURCE_DIR) / "tests/data/hf" / file, "/model"), "/model");
+}
 }  // namespace
 
 TEST_CASE("Llama 3 parameter counts match Meta's published totals") {
@@ -46,4 +53,31 @@ TEST_CASE("DeepSeek-V3: 671e9 main-model parameters, 37e9 active, 685e9 with the
 TEST_CASE("A dense model's active parameters are all of them") {
     ModelSpec m = preset("llama3-8b");
     CHECK(count_params(m).active(m) == count_params(m).total());
+}
+
+TEST_CASE("the gpt-oss-120b, Qwen3-30B-A3B and Qwen3-235B-A22B presets: their model cards' totals, and their Hugging Face configs' shapes") {
+    // OpenAI's model card: 116.83e9 total (attention sinks and router biases, a few million, not
+    // counted); Qwen's: 30.5e9 and 235e9 total, 3.3e9 and 22e9 activated.
+    struct Case {
+        const char *name, *config;
+        double total, tolerance;
+    };
+    for (const Case& k : {Case{"gpt-oss-120b", "gpt-oss-120b.json", 116.83e9, 0.0005}, Case{"qwen3-30b-a3b", "qwen3-30b-a3b.json", 30.5e9, 0.002},
+                          Case{"qwen3-235b-a22b", "qwen3-235b-a22b.json", 235e9, 0.0025}}) {
+        CAPTURE(k.name);
+        const ModelSpec m = preset(k.name), hf = hf_config(k.config);
+        CHECK(count_params(m).total() == doctest::Approx(k.total).epsilon(k.tolerance));
+        CHECK(count_params(m).total() == doctest::Approx(count_params(hf).total()).epsilon(1e-12));
+        CHECK(count_params(m).active(m) == doctest::Approx(count_params(hf).active(hf)).epsilon(1e-12));
+        CHECK(m.layers == hf.layers);
+        CHECK(m.head_dim == hf.head_dim);
+        CHECK(m.kv_heads == hf.kv_heads);
+        CHECK(m.position == hf.position);
+        CHECK(m.linear_bias == hf.linear_bias);
+        CHECK(m.window.tokens == hf.window.tokens);
+        for (std::int64_t layer = 0; layer < m.layers; ++layer) {
+            CHECK(m.layer_is_windowed(layer) == hf.layer_is_windowed(layer));
+            CHECK(m.layer_is_moe(layer) == hf.layer_is_moe(layer));
+        }
+    }
 }
