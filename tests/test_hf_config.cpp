@@ -95,6 +95,7 @@ TEST_CASE("gpt-oss: biased experts and attention, 128-token windows on alternate
     const ModelSpec m = read("gpt-oss-120b.json");
     CHECK(m.linear_bias);
     CHECK(m.position == PositionKind::Yarn);  // rope_scaling.rope_type "yarn"
+    CHECK(m.activation_clamp == 7.0);           // swiglu_limit
     CHECK(m.moe.experts == 128);
     CHECK(m.moe.top_k == 4);
     CHECK(m.window.tokens == 128);
@@ -311,6 +312,11 @@ TEST_CASE("configs Sextant does not model are input errors that name the key") {
     bad = config("gpt-oss-20b.json");
     bad["attention_bias"] = false;
     expect_error(bad, "/model/attention_bias", "expert biases without attention biases");
+    bad = config("gpt-oss-20b.json");
+    bad["swiglu_limit"] = -7.0;
+    expect_error(bad, "/model/swiglu_limit", "must be a number, 0 or more");
+    bad["swiglu_limit"] = "7";
+    expect_error(bad, "/model/swiglu_limit", "must be a number, 0 or more");
 
     bad = config("gemma-3-27b-it.json");
     bad["text_config"]["hidden_activation"] = "relu";

@@ -164,6 +164,41 @@ TEST_CASE("Megatron runs YaRN's rotary embedding in eager kernels: 24 bytes an e
     CHECK(eager.forward.attention == kernel.forward.attention);
 }
 
+TEST_CASE("Megatron-Core clamps gpt-oss's gated activation in eager ops: 8 bytes an element forward, 10 backward, and a second copy kept") {
+    // gpt-oss-120b (swiglu_limit 7): the [copies, 2 x 2880] first expert GEMM output of the 4096
+    // x top-4 routed copies. Megatron-Core's weighted_bias_quick_geglu_impl clamps its two halves
+    // and concatenates them before the compiled activation: forward 4 + 4 bytes an element,
+    // backward 6 (each clamp's gradient) + 4 (the halves rejoined), at the expert path's memory
+    // rate; autograd keeps the unclamped output beside the clamped one unless the activation is
+    // recomputed. A runtime that clamps inside the activation kernel pays none of it.
+    const Scenario s = gpt_oss_on_8();
+    REQUIRE(s.model.activation_clamp == 7.0);
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    CHECK_FALSE(ctx.runtime().activation_clamp_fused);
+    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").activation_clamp_fused);
+    const auto [eager, kernel] = first_layer_cost_with(ctx, [](RuntimeProfile& r) { r.activation_clamp_fused = true; });
+    const double elements = 4096.0 * 4 * s.model.moe.routed_share() * 2 * 2880;
+    const double rate = profile.memory_tbps() * 1e12 * ctx.runtime().compute_efficiency * ctx.runtime().moe_efficiency * profile.factors().moe;
+    CHECK(eager.forward.memory - kernel.forward.memory == doctest::Approx(elements * 8 / rate).epsilon(1e-9));
+    CHECK(eager.backward.memory - kernel.backward.memory == doctest::Approx(elements * 10 / rate).epsilon(1e-9));
+    CHECK(eager.forward.gemm == kernel.forward.gemm);
+    // Memory: the first GEMM's 16-bit output twice over (4 bytes an element of 2 x 2880, per
+    // routed copy), not with the activation recomputed.
+    RuntimeProfile fused = ctx.runtime();
+    fused.activation_clamp_fused = true;
+    const RuntimeTraits t_eager = runtime_traits(s, ctx.runtime()), t_fused = runtime_traits(s, fused);
+    CHECK(t_eager.eager_activation_clamp);
+    CHECK_FALSE(t_fused.eager_activation_clamp);
+    Layout l = resolve_layout(s, s.layout);
+    l.recompute = Recompute::None;
+    const double copies = 4096.0 * 4 * s.model.moe.routed_share();
+    CHECK(layer_activation_bytes(s, l, t_eager, 0) - layer_activation_bytes(s, l, t_fused, 0) == doctest::Approx(copies * 4.0 * 2880).epsilon(1e-12));
+    l.recompute = Recompute::Selective;
+    l.recompute_modules = kRecomputeMoeAct;
+    CHECK(layer_activation_bytes(s, l, t_eager, 0) == layer_activation_bytes(s, l, t_fused, 0));
+}
+
 TEST_CASE("an NVFP4 GEMM without an FP4 table: FP8's time, its tensor-core share at FP4's peak, and a measured nvfp4 table as it stands") {
     // Llama 3 8B on 8 GB200s (FP4 peak twice FP8's), one 4096-token microbatch. A one-point FP8
     // table at 3,000 of the 5,000 TFLOP/s FP8 peak gives every shape a 0.6 share: the tensor
@@ -625,19 +660,30 @@ TEST_CASE("the published runs of 2024-2026: every run is expressed and fits in m
     const auto all = summarize(r, file.string(), {}, excluded);
     REQUIRE(all.size() == 1);
     CHECK(all[0].runs == 145);
-    // The issue's target, 10% (README, Accuracy): 9.8% since the MoE host time under the
-    // all-to-all overlap (10.4% before, 12.2% on the 150 of before the host floor).
+    // The issue's target, 10% (README, Accuracy): 9.1% since gpt-oss's eager kernels and the
+    // NVFP4 GEMMs (9.8% before, 10.4% before the MoE host time under the all-to-all overlap).
     CHECK(all[0].mape_pct <= 10.0);
-    std::size_t moe_within_12 = 0;
+    std::size_t moe_within_12 = 0, blackwell = 0;
+    double blackwell_error = 0;
     const json runs = load_json_file(file, "")["runs"];
-    for (std::size_t i = 0; i < r.runs.size(); ++i)
-        if (!excluded.count(r.runs[i].id) && runs[i]["model"].contains("moe") && std::fabs(r.runs[i].error_pct) <= 12.0) ++moe_within_12;
+    for (std::size_t i = 0; i < r.runs.size(); ++i) {
+        if (excluded.count(r.runs[i].id)) continue;
+        if (runs[i]["model"].contains("moe") && std::fabs(r.runs[i].error_pct) <= 12.0) ++moe_within_12;
+        const std::string gpu = runs[i]["cluster"]["gpu"].get<std::string>();
+        if (gpu.starts_with("B") || gpu.starts_with("GB")) {
+            ++blackwell;
+            blackwell_error += std::fabs(r.runs[i].error_pct);
+        }
+    }
     CHECK(moe_within_12 >= 10);
+    // The issue's Blackwell target, 12%: 9.5% over the 94 runs on B200, B300, GB200 and GB300.
+    REQUIRE(blackwell == 94);
+    CHECK(blackwell_error / static_cast<double>(blackwell) <= 12.0);
     // Dense runs on the GPUs the fits calibrated.
     const auto by_moe = summarize(r, file.string(), {GroupKey::Moe}, excluded);
     REQUIRE(std::any_of(by_moe.begin(), by_moe.end(), [](const auto& g) { return g.group == "moe"; }));
     for (const auto& g : by_moe)
-        if (g.group == "moe") CHECK(g.mape_pct <= 13.0);  // 12.6%; the issue's target is 12%
+        if (g.group == "moe") CHECK(g.mape_pct <= 12.0);  // the issue's target; 11.5%
     const auto by_gpu = summarize(r, file.string(), {GroupKey::Gpu, GroupKey::Moe}, excluded);
     for (const auto& g : by_gpu) {
         CAPTURE(g.group);

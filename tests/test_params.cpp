@@ -74,6 +74,7 @@ TEST_CASE("the gpt-oss-120b, Qwen3-30B-A3B and Qwen3-235B-A22B presets: their mo
         CHECK(m.kv_heads == hf.kv_heads);
         CHECK(m.position == hf.position);
         CHECK(m.linear_bias == hf.linear_bias);
+        CHECK(m.activation_clamp == hf.activation_clamp);
         CHECK(m.window.tokens == hf.window.tokens);
         for (std::int64_t layer = 0; layer < m.layers; ++layer) {
             CHECK(m.layer_is_windowed(layer) == hf.layer_is_windowed(layer));

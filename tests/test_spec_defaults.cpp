@@ -73,7 +73,7 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
         m["attention"] = {{"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
         m["sliding_window"] = {{"tokens", 128}};
         const ModelSpec spec = parse_model(m, "/model");
-        CHECK(check_defaults(model_fields(), spec, "/model") == 3);  // mtp_layers, qkv_bias, source
+        CHECK(check_defaults(model_fields(), spec, "/model") == 4);  // mtp_layers, qkv_bias, activation_clamp, source
         CHECK(spec.name == field_default_text(model_fields(), "name"));
         CHECK(check_defaults(moe_fields(), spec.moe, "/model/moe") == 6);
         CHECK(check_defaults(mla_fields(), spec.mla, "/model/attention") == 1);
@@ -159,7 +159,7 @@ TEST_CASE("/reliability's tables: typed defaults fill the spec and agree with it
 
 TEST_CASE("calibration/runtime's table: typed defaults fill the profile and agree with its initialisers") {
     const RuntimeProfile p = parse_runtime_profile({{"features", json::object()}}, "empty", "/calibration/runtime/empty");
-    CHECK(check_defaults(runtime_profile_fields(), p, "calibration/runtime") == 40);
+    CHECK(check_defaults(runtime_profile_fields(), p, "calibration/runtime") == 41);
     // The features table is the second table of the file; its struct is FrameworkFeatures.
     const FrameworkFeatures fresh{};
     CHECK(p.features.sequence_parallel == fresh.sequence_parallel);

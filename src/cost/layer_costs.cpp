@@ -48,6 +48,9 @@ public:
     // (backward): the activation kernel, where the runtime's activation is its quantiser's
     // (runtime activation_cast_fused), else the linear layer after it, standalone.
     Producer activation() const { return ctx_.runtime.activation_cast_fused ? Producer::Fused : Producer::Standalone; }
+    // Whether a clamped gated activation clamps in eager kernels of its own (runtime
+    // activation_clamp_fused false).
+    bool eager_clamp(const ModelSpec& m) const { return m.activation_clamp > 0 && m.gated_mlp() && !ctx_.runtime.activation_clamp_fused; }
     // The same kernels on a MoE layer's expert path.
     Kernels moe_kernels() const {
         Kernels k = *this;
@@ -178,9 +181,20 @@ double mlp(const ModelSpec& m, const Kernels& k, double tokens, double ffn, doub
     k.linear(f, b, tokens, up / tp, h, input, k.activation());
     k.linear(f, b, tokens, h, ffn / tp, k.activation());
     const double act_bytes = m.gated_mlp() ? 6 * ffn : 4 * ffn;  // read gate|up, write product
-    const double act = k.memory(tokens * act_bytes / tp);
+    double act = k.memory(tokens * act_bytes / tp);
     f.memory += act;
     b.memory += 2 * act;
+    if (k.eager_clamp(m)) {
+        // Before the activation kernel, per element of the [tokens, gate|up] input, 16 bits: the
+        // two halves' clamps read and write it (4 B) and their concatenation copies it (4 B);
+        // backward, each clamp's gradient reads the gradient and its input and writes (6 B), and
+        // the halves' gradients are joined into one tensor (4 B).
+        const double elements = tokens * up / tp;
+        const double clamp = k.unfused(8 * elements);
+        f.memory += clamp;
+        b.memory += k.unfused(10 * elements);
+        act += clamp;
+    }
     return act;
 }
 

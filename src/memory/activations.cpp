@@ -67,10 +67,13 @@ PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::in
 
 // The first GEMM's output (gate|up for a gated MLP: 2f elements, else f) in 16 bits, and the
 // activation function's output, the second GEMM's input (f elements, in the recipe's saved
-// format), unless the activation is recomputed.
+// format), unless the activation is recomputed; an eager clamp keeps a clamped copy of the first
+// GEMM's output as well (the clamps' backward needs the unclamped one, the activation's the
+// clamped one), unless the activation is recomputed.
 double mlp_internals(const ModelSpec& m, const RuntimeTraits& t, std::int64_t ffn, bool recompute_activation) {
     const double fc1 = m.gated_mlp() ? 4.0 * d(ffn) : 2.0 * d(ffn);
-    return fc1 + (recompute_activation ? 0.0 : t.saved_input_bytes * d(ffn));
+    if (recompute_activation) return fc1;
+    return fc1 * (t.eager_activation_clamp ? 2.0 : 1.0) + t.saved_input_bytes * d(ffn);
 }
 
 PerToken mlp_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t layer, std::uint8_t recompute) {
@@ -147,6 +150,7 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     const PrecisionRecipe& p = s.training.precision;
     t.saved_input_bytes = quantized_element_bytes(p, TensorRole::Activation);
     t.sp_input_regathered = runtime.sp_input_regathered;
+    t.eager_activation_clamp = s.model.activation_clamp > 0 && s.model.gated_mlp() && !runtime.activation_clamp_fused;
     return t;
 }
 

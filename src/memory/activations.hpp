@@ -18,6 +18,9 @@ struct RuntimeTraits {
     Precision grad_dtype = Precision::Fp32;  // gradient buffers (gradient_dtype())
     double saved_input_bytes = 2.0;  // bytes per element of a GEMM input kept for the weight gradient
     bool sp_input_regathered = true;  // SP keeps the QKV/first-MLP input sharded (RuntimeProfile), else whole
+    // A clamped gated activation clamps in eager ops: the unclamped first-GEMM output is kept
+    // beside the clamped one (RuntimeProfile::activation_clamp_fused).
+    bool eager_activation_clamp = false;
     Zero3Traits zero3;               // what ZeRO-3 keeps gathered (the runtime profile's)
     bool least_pp_warmup = false;    // the runtime's interleaved warm-up is the least (RuntimeProfile)
     SelectiveCheckpoint selective = SelectiveCheckpoint::Modules;  // what "selective" keeps (RuntimeProfile)

@@ -336,7 +336,8 @@ void read_qwen_moe(ModelSpec& m, HfObject& c, bool shared) {
 
 // gpt-oss: every layer is MoE, num_local_experts experts of intermediate_size, with biases on
 // every projection (attention_bias, and the experts' gate_up and down biases transformers always
-// builds). Its clamped SwiGLU variant has SwiGLU's three matrices and FLOPs; the per-head
+// builds). Its clamped SwiGLU variant (inputs clamped at swiglu_limit) has SwiGLU's three
+// matrices and FLOPs; the per-head
 // attention sinks and the router's bias (heads and experts per layer) are not counted.
 void read_gpt_oss(ModelSpec& m, HfObject& c) {
     const char* top_k = c.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
@@ -345,6 +346,11 @@ void read_gpt_oss(ModelSpec& m, HfObject& c) {
         throw InputError(c.path_of("experts_per_token"), c.value_of("experts_per_token"),
                          "must equal num_experts_per_tok (" + int_text(m.moe.top_k) + ")");
     m.moe.expert_ffn_hidden = m.ffn_hidden;
+    if (const json* limit = c.find("swiglu_limit")) {
+        if (!limit->is_number() || limit->get<double>() < 0)
+            throw InputError(c.path_of("swiglu_limit"), value_text(*limit), "must be a number, 0 or more");
+        m.activation_clamp = limit->get<double>();
+    }
     if (!c.flag("attention_bias", false))
         throw InputError(c.path_of("attention_bias"), c.value_of("attention_bias"),
                          "must be true for gpt_oss: expert biases without attention biases are not modelled");

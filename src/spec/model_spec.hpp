@@ -90,6 +90,9 @@ struct ModelSpec {
     bool qkv_bias = false;
     NormKind norm = NormKind::RmsNorm;
     MlpKind mlp = MlpKind::SwiGlu;
+    // A gated MLP's two inputs clamped to this magnitude before the activation (gpt-oss's
+    // swiglu_limit, 7); 0: not clamped.
+    double activation_clamp = 0.0;
     PositionKind position = PositionKind::Rotary;
     AttentionKind attention = AttentionKind::Standard;
     LatentAttention mla;

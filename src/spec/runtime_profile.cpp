@@ -100,6 +100,10 @@ constexpr FieldDef kRuntimeFields[] = {
      "a biased MoE model's experts add their second linear's bias inside the grouped GEMM; false: after it, weighted by the "
      "routing probability, in unfused 16-bit elementwise kernels (Megatron-Core's TEGroupedMLP)", "",
      default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::moe_expert_bias_fused>()},
+    {"activation_clamp_fused", FieldType::Boolean,
+     "a clamped gated activation (model.activation_clamp) clamps inside the activation kernel; false: two eager clamps and a "
+     "concatenation before it (Megatron-Core's fused_bias_geglu wrappers)", "",
+     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::activation_clamp_fused>()},
     {"yarn_rope_fused", FieldType::Boolean,
      "a model with YaRN-scaled rotary embeddings (model.position yarn) runs them in the fused rotary kernel; false: in eager "
      "elementwise kernels (Megatron turns its RoPE fusion off for any position embedding but plain rope)", "",

@@ -159,6 +159,12 @@ struct RuntimeProfile {
     // probability, is added after it in unfused elementwise kernels (Megatron-Core's TEGroupedMLP:
     // fc2 built with skip_bias_add=True, then _apply_bias; core_v0.15.0-v0.17.0 experts.py).
     bool moe_expert_bias_fused = true;
+    // A clamped gated activation (ModelSpec::activation_clamp) clamps inside the activation
+    // kernel. False: the clamps of its two halves and their concatenation run as eager PyTorch
+    // ops before the fused activation, and autograd keeps the unclamped input beside the clamped
+    // one (Megatron-Core's weighted_bias_quick_geglu_impl, fused_bias_geglu.py, core_v0.15.0 to
+    // v0.17.0; mlp.py's glu() the same).
+    bool activation_clamp_fused = true;
     // A model whose rotary embedding carries YaRN's scaling runs it in the fused rotary kernel.
     // False: in eager PyTorch kernels, as Megatron does for any position_embedding_type but
     // "rope" (Megatron-LM arguments.py and Megatron-Bridge's validate_rope_fusion_compatibility
