@@ -199,6 +199,33 @@ TEST_CASE("Megatron-Core clamps gpt-oss's gated activation in eager ops: 8 bytes
     CHECK(layer_activation_bytes(s, l, t_eager, 0) == layer_activation_bytes(s, l, t_fused, 0));
 }
 
+TEST_CASE("NCCL's all-to-all dispatcher sorts by local expert only where a rank holds more than one") {
+    // Mixtral 8x7B at EP 8 holds one expert a rank: its routed copies are permuted by destination
+    // rank and back, not sorted by local expert (token_dispatcher.py, "Permutation 2" under
+    // num_local_experts > 1). The same model with 16 experts holds two: one more permute pair,
+    // forward and backward, 4 two-byte moves each of the [4096 x top-2, 4096] copies; the experts'
+    // GEMM work and activations are the same in total.
+    const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", load_gpu("H100-SXM5-80GB", "/gpu"));
+    const auto first_layer = [&](std::int64_t experts) {
+        json model = load_preset("models", "mixtral-8x7b", "/model");
+        model["moe"]["experts"] = experts;
+        json doc = {{"model", model},
+                    {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 8}}},
+                    {"training", {{"seq_len", 4096}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", "megatron-core-2024"}}},
+                    {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}}}};
+        const Scenario s = parse_scenario(doc, data_dir());
+        const StepContext ctx(s, profile);
+        const Layout l = resolve_layout(s, s.layout);
+        return std::pair{layer_cost(ctx.costs(), l, ctx.groups(l), 0), ctx.runtime()};
+    };
+    const auto [one, runtime] = first_layer(8);
+    const auto [two, unused] = first_layer(16);
+    const double copies = 4096.0 * 2, h = 4096;
+    const double rate = profile.memory_tbps() * 1e12 * runtime.compute_efficiency * runtime.moe_efficiency * profile.factors().moe;
+    CHECK(two.forward.memory - one.forward.memory == doctest::Approx(copies * h * 2 * 4 / rate).epsilon(1e-9));
+    CHECK(two.backward.memory - one.backward.memory == doctest::Approx(copies * h * 2 * 4 / rate).epsilon(1e-9));
+}
+
 TEST_CASE("an NVFP4 GEMM without an FP4 table: FP8's time, its tensor-core share at FP4's peak, and a measured nvfp4 table as it stands") {
     // Llama 3 8B on 8 GB200s (FP4 peak twice FP8's), one 4096-token microbatch. A one-point FP8
     // table at 3,000 of the 5,000 TFLOP/s FP8 peak gives every shape a 0.6 share: the tensor

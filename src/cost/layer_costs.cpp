@@ -403,10 +403,13 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     // before the exchange and locally by expert after it; DeepEP and HybridEP fuse the global
     // permute into their dispatch and combine kernels, and the all-gather dispatcher has no global
     // one, so they keep the local pair (NVIDIA, "Optimizing DeepSeek-V3 Training Performance on
-    // GB200 NVL72", Megatron-LM docs/discussions, section 2.1.1). Without expert parallelism
-    // there is no exchange, and one permute by expert.
+    // GB200 NVL72", Megatron-LM docs/discussions, section 2.1.1). The all-to-all dispatcher sorts
+    // by local expert only where a rank holds more than one ("Permutation 2", `if
+    // self.num_local_experts > 1`, token_dispatcher.py dispatch_postprocess and
+    // combine_preprocess, core_v0.15.0): with one, its global pair alone. Without expert
+    // parallelism there is no exchange, and one permute by expert.
     const MoeDispatcher dispatcher = moe_dispatcher(l, ctx.runtime);
-    const double permutes = dispatcher == MoeDispatcher::AllToAll && l.ep > 1 ? 2.0 : 1.0;
+    const double permutes = dispatcher == MoeDispatcher::AllToAll && l.ep > 1 && local_experts > 1 ? 2.0 : 1.0;
     const double permutation = k.unfused(routed * h * 2 * 4 * permutes);
     f.memory += permutation;
     b.memory += permutation;
