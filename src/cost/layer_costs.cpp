@@ -48,9 +48,7 @@ public:
     // (backward): the activation kernel, where the runtime's activation is its quantiser's
     // (runtime activation_cast_fused), else the linear layer after it, standalone.
     Producer activation() const { return ctx_.runtime.activation_cast_fused ? Producer::Fused : Producer::Standalone; }
-    // Whether a clamped gated activation clamps in eager kernels of its own (runtime
-    // activation_clamp_fused false).
-    bool eager_clamp(const ModelSpec& m) const { return m.activation_clamp > 0 && m.gated_mlp() && !ctx_.runtime.activation_clamp_fused; }
+    bool eager_clamp(const ModelSpec& m) const { return eager_activation_clamp(m, ctx_.runtime); }
     // The same kernels on a MoE layer's expert path.
     Kernels moe_kernels() const {
         Kernels k = *this;

@@ -134,6 +134,10 @@ BlockMatmuls op_checkpoint_matmuls(const ModelSpec& m, std::int64_t layer) {
     return mms;
 }
 
+bool eager_activation_clamp(const ModelSpec& m, const RuntimeProfile& runtime) {
+    return m.activation_clamp > 0 && m.gated_mlp() && !runtime.activation_clamp_fused;
+}
+
 RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     RuntimeTraits t;
     t.flash_attention = runtime.flash_attention();
@@ -150,7 +154,7 @@ RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {
     const PrecisionRecipe& p = s.training.precision;
     t.saved_input_bytes = quantized_element_bytes(p, TensorRole::Activation);
     t.sp_input_regathered = runtime.sp_input_regathered;
-    t.eager_activation_clamp = s.model.activation_clamp > 0 && s.model.gated_mlp() && !runtime.activation_clamp_fused;
+    t.eager_activation_clamp = eager_activation_clamp(s.model, runtime);
     return t;
 }
 

@@ -28,6 +28,10 @@ struct RuntimeTraits {
     CrossEntropyKernel cross_entropy = CrossEntropyKernel::VocabParallel;  // the loss's transients (RuntimeProfile)
 };
 
+// Whether a model's clamped gated activation clamps in eager ops of its own under `runtime`
+// (RuntimeProfile::activation_clamp_fused): extra traffic (cost/) and a second saved copy here.
+bool eager_activation_clamp(const ModelSpec& model, const RuntimeProfile& runtime);
+
 // From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and
 // dropout where the recipe of an unfused-attention era GPT model used it.
 RuntimeTraits runtime_traits(const Scenario& scenario);
