@@ -62,6 +62,12 @@ std::pair<double, double> attention_times(const Scenario& s, const CalibrationPr
     return {c.forward.attention, c.backward.attention};
 }
 
+// Bytes a second the expert path's memory-bound kernels move: the profile's rate at the runtime's
+// efficiency, scaled by the MoE efficiency (Kernels::moe_kernels).
+double expert_memory_rate(const CalibrationProfile& profile, const RuntimeProfile& runtime) {
+    return profile.memory_tbps() * 1e12 * runtime.compute_efficiency * runtime.moe_efficiency * profile.factors().moe;
+}
+
 // gpt-oss-120b as its Hugging Face config reads, EP 8 on 8 GPUs, one 4096-token microbatch.
 Scenario gpt_oss_on_8() {
     const std::string model = (std::filesystem::path(SEXTANT_SOURCE_DIR) / "tests/data/hf/gpt-oss-120b.json").string();
@@ -135,7 +141,7 @@ TEST_CASE("Megatron-Core adds a biased expert's second bias after the grouped GE
     const auto fuse = [](RuntimeProfile& r) { r.moe_expert_bias_fused = true; };
     const auto [eager, epilogue] = first_layer_cost_with(ctx, fuse);
     const double copies = 4096.0 * 4 * s.model.moe.routed_share(), h = 2880;
-    const double rate = profile.memory_tbps() * 1e12 * ctx.runtime().compute_efficiency * ctx.runtime().moe_efficiency * profile.factors().moe;
+    const double rate = expert_memory_rate(profile, ctx.runtime());
     CHECK(eager.forward.memory - epilogue.forward.memory == doctest::Approx(copies * h * 2 * 6 / rate).epsilon(1e-9));
     CHECK(eager.backward.memory - epilogue.backward.memory == doctest::Approx(copies * h * 2 * 6 / rate).epsilon(1e-9));
     CHECK(eager.forward.gemm == epilogue.forward.gemm);
@@ -179,7 +185,7 @@ TEST_CASE("Megatron-Core clamps gpt-oss's gated activation in eager ops: 8 bytes
     CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").activation_clamp_fused);
     const auto [eager, kernel] = first_layer_cost_with(ctx, [](RuntimeProfile& r) { r.activation_clamp_fused = true; });
     const double elements = 4096.0 * 4 * s.model.moe.routed_share() * 2 * 2880;
-    const double rate = profile.memory_tbps() * 1e12 * ctx.runtime().compute_efficiency * ctx.runtime().moe_efficiency * profile.factors().moe;
+    const double rate = expert_memory_rate(profile, ctx.runtime());
     CHECK(eager.forward.memory - kernel.forward.memory == doctest::Approx(elements * 8 / rate).epsilon(1e-9));
     CHECK(eager.backward.memory - kernel.backward.memory == doctest::Approx(elements * 10 / rate).epsilon(1e-9));
     CHECK(eager.forward.gemm == kernel.forward.gemm);
@@ -221,7 +227,7 @@ TEST_CASE("NCCL's all-to-all dispatcher sorts by local expert only where a rank 
     const auto [one, runtime] = first_layer(8);
     const auto [two, unused] = first_layer(16);
     const double copies = 4096.0 * 2, h = 4096;
-    const double rate = profile.memory_tbps() * 1e12 * runtime.compute_efficiency * runtime.moe_efficiency * profile.factors().moe;
+    const double rate = expert_memory_rate(profile, runtime);
     CHECK(two.forward.memory - one.forward.memory == doctest::Approx(copies * h * 2 * 4 / rate).epsilon(1e-9));
     CHECK(two.backward.memory - one.backward.memory == doctest::Approx(copies * h * 2 * 4 / rate).epsilon(1e-9));
 }
@@ -477,8 +483,7 @@ TEST_CASE("MoE dispatchers: all-gather moves every token once over the EP group,
     // NCCL's all-to-all dispatcher permutes globally before the exchange and locally after it;
     // DeepEP fuses the global pair into its kernels: one permute and one unpermute (4 passes of
     // 2 bytes over every routed copy) fewer each way.
-    const double rate = ctx.profile().memory_tbps() * 1e12 * ctx.runtime().compute_efficiency * ctx.runtime().moe_efficiency *
-                        ctx.profile().factors().moe;
+    const double rate = expert_memory_rate(ctx.profile(), ctx.runtime());
     const double pair = tokens * k * h * 2 * 4 / rate;
     CHECK(alltoall.forward.memory - deepep.forward.memory == doctest::Approx(pair).epsilon(1e-9));
     CHECK(alltoall.backward.memory - deepep.backward.memory == doctest::Approx(pair).epsilon(1e-9));

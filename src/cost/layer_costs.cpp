@@ -48,7 +48,9 @@ public:
     // (backward): the activation kernel, where the runtime's activation is its quantiser's
     // (runtime activation_cast_fused), else the linear layer after it, standalone.
     Producer activation() const { return ctx_.runtime.activation_cast_fused ? Producer::Fused : Producer::Standalone; }
-    bool eager_clamp(const ModelSpec& m) const { return eager_activation_clamp(m, ctx_.runtime); }
+    // A clamped gated activation's clamps run in eager kernels of their own (runtime
+    // activation_clamp_fused false).
+    bool eager_clamp() const { return eager_activation_clamp(ctx_.scenario.model, ctx_.runtime); }
     // The same kernels on a MoE layer's expert path.
     Kernels moe_kernels() const {
         Kernels k = *this;
@@ -169,7 +171,8 @@ PhaseCost attention_projections(const ModelSpec& m, const Kernels& k, const Shap
 }
 
 // Two matrices (up, down), or three when gated (gate and up run as one GEMM); `tp` splits ffn.
-// Returns the forward seconds of the activation function (what its recompute re-runs).
+// Returns the forward seconds of the activation function, its eager clamps included (what its
+// recompute re-runs).
 // `input` says whether the MLP's input comes out of a norm (fused quantisation) or, for experts,
 // out of the token permutation.
 double mlp(const ModelSpec& m, const Kernels& k, double tokens, double ffn, double tp, PhaseCost& f, PhaseCost& b,
@@ -182,7 +185,7 @@ double mlp(const ModelSpec& m, const Kernels& k, double tokens, double ffn, doub
     double act = k.memory(tokens * act_bytes / tp);
     f.memory += act;
     b.memory += 2 * act;
-    if (k.eager_clamp(m)) {
+    if (k.eager_clamp()) {
         // Before the activation kernel, per element of the [tokens, gate|up] input, 16 bits: the
         // two halves' clamps read and write it (4 B) and their concatenation copies it (4 B);
         // backward, each clamp's gradient reads the gradient and its input and writes (6 B), and
