@@ -34,9 +34,8 @@ TEST_CASE("GEMM tables per recipe: exact at their points, falling back to their 
     const CalibrationProfile p = profile("H100-SXM5-80GB", {{"gemm", {{"fp8_rowwise", {point(4096, 1500.0)}},
                                                                         {"mxfp8", {point(4096, 1400.0)}}}}});
     CHECK(p.gemm_tflops("fp8_rowwise", Precision::Fp8, 4096, 4096, 4096) == doctest::Approx(1500.0));
-    // No block-wise table: tensor-wise FP8's; NVFP4 without a table reads MXFP8's efficiency.
+    // No block-wise table: tensor-wise FP8's.
     CHECK(p.gemm_tflops("fp8_blockwise", Precision::Fp8, 8192, 8192, 8192) == doctest::Approx(p.gemm_tflops(Precision::Fp8, 8192, 8192, 8192)));
-    CHECK(p.gemm_tflops("nvfp4", Precision::Fp8, 4096, 4096, 4096) == doctest::Approx(1400.0));
     // The published tables are untouched.
     const CalibrationProfile published = profile("H100-SXM5-80GB", json::object());
     CHECK(p.gemm_tflops(Precision::Bf16, 8192, 8192, 8192) == doctest::Approx(published.gemm_tflops(Precision::Bf16, 8192, 8192, 8192)));
@@ -45,9 +44,9 @@ TEST_CASE("GEMM tables per recipe: exact at their points, falling back to their 
 TEST_CASE("Blackwell's FP8 GEMMs: Transformer Engine's kernel-only B300 ratio to BF16 at each shape, and FP4 on that curve") {
     // docs/examples/gemm_profiling: a layer's GEMMs take 13.102 ms in BF16 and 6.812 in FP8 (current
     // scaling) on a B300; the B200 and GB200 profiles (GB300 and B300 inherit them) scale every
-    // BF16 point by that ratio. A layer's FP4 GEMMs read the same FP8 curve at the FP4 peak (twice
-    // FP8's on B200/GB200, three times on B300/GB300); the cost model prices NVFP4 from FP8's rate
-    // where no nvfp4 table was measured (test_new_runs.cpp).
+    // BF16 point by that ratio. No nvfp4 table is published: an FP4 GEMM is the FP8 one with its
+    // tensor cores' share of the time (FP8's rate over FP8's peak) at FP4's peak, twice FP8's on
+    // B200/GB200 and three times on B300/GB300; the MXFP8 and row-wise FP8 recipes read FP8's.
     for (const char* gpu : {"B200", "GB200", "GB300", "B300-SXM-270GB"}) {
         CAPTURE(gpu);
         const CalibrationProfile p = profile(gpu, json::object());
@@ -55,11 +54,17 @@ TEST_CASE("Blackwell's FP8 GEMMs: Transformer Engine's kernel-only B300 ratio to
         for (const std::int64_t m : {4096, 8192}) {
             const double bf16 = p.gemm_tflops(Precision::Bf16, m, m, m), fp8 = p.gemm_tflops(Precision::Fp8, m, m, m);
             CHECK(fp8 / bf16 == doctest::Approx(13.102 / 6.812).epsilon(1e-3));
-            CHECK(p.gemm_tflops(Precision::Fp4, m, m, m) / fp8 == doctest::Approx(spec.fp4_tflops / spec.fp8_tflops).epsilon(1e-9));
+            const double share = fp8 / spec.fp8_tflops, fp4_time = 1.0 - share * (1.0 - spec.fp8_tflops / spec.fp4_tflops);
+            CHECK(share < 1.0);
+            CHECK(p.gemm_tflops(Precision::Fp4, m, m, m) == doctest::Approx(fp8 / fp4_time).epsilon(1e-9));
+            CHECK(p.gemm_tflops("nvfp4", Precision::Fp4, m, m, m) == doctest::Approx(fp8 / fp4_time).epsilon(1e-9));
             // MXFP8 and row-wise FP8 have no table of their own: tensor-wise FP8's.
             CHECK(p.gemm_tflops("mxfp8", Precision::Fp8, m, m, m) == doctest::Approx(fp8));
             CHECK(p.gemm_tflops("fp8_rowwise", Precision::Fp8, m, m, m) == doctest::Approx(fp8));
         }
+        // A measured nvfp4 table is what FP4 GEMMs read, as it stands at its point.
+        const CalibrationProfile measured = profile(gpu, {{"gemm", {{"nvfp4", {point(4096, 7000.0)}}}}});
+        CHECK(measured.gemm_tflops(Precision::Fp4, 4096, 4096, 4096) == doctest::Approx(7000.0));
     }
 }
 

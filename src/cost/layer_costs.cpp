@@ -61,7 +61,7 @@ public:
     double gemm(double m, double n, double k) const {
         if (m < 1 || n < 1 || k < 1) return 0.0;
         const auto i = [](double v) { return static_cast<std::int64_t>(std::max(1.0, v)); };
-        return 2.0 * m * n * k / (gemm_tflops(i(m), i(n), i(k)) * quantization_.gemm_factor * efficiency() * 1e12);
+        return 2.0 * m * n * k / (ctx_.profile.gemm_tflops(precision_, i(m), i(n), i(k)) * quantization_.gemm_factor * efficiency() * 1e12);
     }
     // Forward GEMM Y[m,n] = X[m,k] W[k,n], and its backward GEMMs: the input gradient and (for a
     // trained weight) the weight gradient; a quantised recipe first quantises X forward and dY
@@ -110,21 +110,6 @@ public:
 
 private:
     double efficiency() const { return ctx_.runtime.compute_efficiency * scale_; }
-    // The profile's rate for the recipe's GEMM of this shape, TFLOP/s.
-    double gemm_tflops(std::int64_t m, std::int64_t n, std::int64_t k) const {
-        const CalibrationProfile& p = ctx_.profile;
-        if (precision_ != Precision::Fp4) return p.gemm_tflops(precision_, m, n, k);
-        if (p.measures_gemm("nvfp4")) return p.gemm_tflops("nvfp4", precision_, m, n, k);
-        // No FP4 GEMM measured: the FP8 GEMM of the shape, whose tensor-core time (its table's
-        // share of FP8 peak; the rest is the kernel's prologue, epilogue, scales and data
-        // movement) runs at FP4's peak instead. On a B300, where the FP4 peak is three times
-        // FP8's, this prices Transformer Engine's kernel-only NVFP4 GEMM at 0.58 of the per-tensor
-        // FP8 one's time (share 0.63); measured, 2,815 / 5,094 TFLOP/s = 0.55
-        // (docs/examples/gemm_profiling, TransformerEngine@d0067d0). B200 and GB200 double FP8.
-        const double fp8 = p.gemm_tflops(Precision::Fp8, m, n, k);
-        const double share = fp8 / (p.gpu().fp8_tflops * p.factors().compute);
-        return fp8 / (1.0 - share * (1.0 - p.gpu().fp8_tflops / p.gpu().fp4_tflops));
-    }
     double quantize_bytes(Producer p) const {
         return p == Producer::Fused ? quantization_.fused_bytes_per_element : quantization_.bytes_per_element;
     }

@@ -81,8 +81,9 @@ struct AttentionPoint {
 
 // A GEMM table's name (training.precision's recipe names) and the datasheet peak it is read
 // against: the scaled FP8 variants and MXFP8 run on the FP8 tensor cores; NVFP4 on the FP4 ones
-// (the GPU's fp4_tflops: twice FP8 on B200 and GB200, three times on B300 and GB300), the same
-// peak gemm_tflops multiplies a table's share by when asked for FP4 operands.
+// (the GPU's fp4_tflops: twice FP8 on B200 and GB200, three times on B300 and GB300). The first
+// table of a kind of tensor core is the one a GEMM of those operands reads (nvfp4 for FP4: the
+// only FP4 recipe the frameworks run).
 struct GemmTable {
     std::string_view name;
     Precision tensor_cores;
@@ -98,13 +99,15 @@ const GemmTable* gemm_table(std::string_view name) {
     return nullptr;
 }
 
-// The table a recipe reads when the profile has none of its own: the scaled FP8 variants fall
-// back to tensor-wise FP8, NVFP4 to MXFP8. A layer's FP4 GEMMs (the operands' precision) read
-// the FP8 curve at FP4's peak; the cost model prices them from FP8's own rate instead where no
-// nvfp4 table was measured (cost/layer_costs.cpp, Kernels::gemm).
+std::string_view operands_table(Precision p) {
+    for (const GemmTable& t : kGemmTables)
+        if (t.tensor_cores == p) return t.name;
+    return "";
+}
+
+// The table a scaled FP8 recipe reads when the profile has none of its own: tensor-wise FP8's.
+// An FP4 GEMM without a table of its own is derived from FP8's (gemm_tflops_uncached).
 std::string_view fallback_table(std::string_view name) {
-    if (name == "fp4") return "fp8";
-    if (name == "nvfp4") return "mxfp8";
     if (name == "fp8_rowwise" || name == "fp8_blockwise" || name == "mxfp8") return "fp8";
     return "";
 }
@@ -268,7 +271,8 @@ CalibrationProfile CalibrationProfile::for_gpu(const GpuSpec& gpu) {
 }
 
 double CalibrationProfile::gemm_tflops(Precision p, std::int64_t m, std::int64_t n, std::int64_t k) const {
-    return gemm_tflops(precision_name(p), p, m, n, k);
+    const std::string_view table = operands_table(p);
+    return table.empty() ? gemm_tflops(precision_name(p), p, m, n, k) : gemm_tflops(table, p, m, n, k);
 }
 
 double CalibrationProfile::gemm_tflops(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n,
@@ -301,6 +305,7 @@ double CalibrationProfile::gemm_tflops_uncached(std::string_view recipe, Precisi
                                                 std::int64_t k) const {
     const Data& d = *data_;
     auto it = d.gemm.find(recipe);
+    if (it == d.gemm.end() && operands == Precision::Fp4) return fp4_from_fp8(m, n, k);
     for (std::string_view name = fallback_table(recipe); it == d.gemm.end() && !name.empty(); name = fallback_table(name))
         it = d.gemm.find(name);
     if (it == d.gemm.end()) it = d.gemm.find(precision_name(operands));
@@ -320,7 +325,19 @@ double CalibrationProfile::gemm_tflops_uncached(std::string_view recipe, Precisi
     return std::min({peak, efficiency * peak * d.factors.compute, roofline});
 }
 
-bool CalibrationProfile::measures_gemm(std::string_view recipe) const { return data_->gemm.find(recipe) != data_->gemm.end(); }
+// No FP4 GEMM measured: the FP8 GEMM of the shape, whose tensor-core time (its table's share of
+// FP8 peak; the rest is the kernel's prologue, epilogue, scales and data movement) runs at FP4's
+// peak instead. On a B300, where the FP4 peak is three times FP8's, this prices Transformer
+// Engine's kernel-only NVFP4 GEMM at 0.58 of the per-tensor FP8 one's time (share 0.63);
+// measured, 2,815 / 5,094 TFLOP/s = 0.55 (docs/examples/gemm_profiling, TransformerEngine@d0067d0).
+// B200 and GB200 double FP8.
+double CalibrationProfile::fp4_from_fp8(std::int64_t m, std::int64_t n, std::int64_t k) const {
+    const GpuSpec& gpu = data_->gpu;
+    const double fp8 = gemm_tflops(Precision::Fp8, m, n, k);
+    if (gpu.fp4_tflops <= 0) return fp8;  // no FP4 tensor cores: the recipe is refused before this
+    const double share = fp8 / (gpu.fp8_tflops * data_->factors.compute);
+    return fp8 / (1.0 - share * (1.0 - gpu.fp8_tflops / gpu.fp4_tflops));
+}
 
 double CalibrationProfile::attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal,
                                             bool backward) const {

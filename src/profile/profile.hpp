@@ -50,14 +50,13 @@ public:
     static CalibrationProfile load(const std::filesystem::path& file, const GpuSpec& gpu);
     static CalibrationProfile from_json(const json& document, const std::string& path, const GpuSpec& gpu);
 
-    // Achieved dense GEMM throughput for C[m,n] = A[m,k] B[k,n], TFLOP/s.
+    // Achieved dense GEMM throughput for C[m,n] = A[m,k] B[k,n], TFLOP/s. FP4 operands read the
+    // nvfp4 table; without one, FP8's rate with its tensor-core share at FP4's peak (fp4_from_fp8).
     double gemm_tflops(Precision p, std::int64_t m, std::int64_t n, std::int64_t k) const;
     // The same for a precision recipe's own table ("fp8_rowwise", "mxfp8", "nvfp4": the names of
-    // training.precision), on tensor cores of `operands`; a recipe without a table reads its
-    // nearest (scaled FP8 variants: fp8; nvfp4: mxfp8, then fp8).
+    // training.precision), on tensor cores of `operands`; a scaled FP8 recipe without a table
+    // reads tensor-wise FP8's, NVFP4 without one the rate derived from FP8's.
     double gemm_tflops(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n, std::int64_t k) const;
-    // Whether the profile holds GEMM points of this recipe's own (not a fallback's).
-    bool measures_gemm(std::string_view recipe) const;
     // Achieved fused flash-attention throughput (FlashAttention FLOP convention), TFLOP/s. FP8
     // attention is not modelled: the frameworks Sextant covers run flash attention in 16 bits.
     double attention_tflops(Precision p, std::int64_t seq, std::int64_t head_dim, bool causal,
@@ -89,6 +88,7 @@ public:
     struct Data;
 
 private:
+    double fp4_from_fp8(std::int64_t m, std::int64_t n, std::int64_t k) const;
     double gemm_tflops_uncached(std::string_view recipe, Precision operands, std::int64_t m, std::int64_t n, std::int64_t k) const;
     std::shared_ptr<const Data> data_;
 };
