@@ -69,7 +69,7 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         // of it fuses into the producer: with the Hadamard transform on (the recipe's default for
         // inputs and gradients), TE's norm writes its 16-bit output and the quantiser runs whole
         // (normalization.cpp: post-RHT amax -> Impl::UNFUSED, since PR #2177). The GEMM's rate
-        // against FP8's follows from the FP4 peak (layer_costs.cpp, Kernels::gemm: only the
+        // against FP8's follows from the FP4 peak (profile.cpp, fp4_from_fp8: only the
         // tensor-core time speeds up), where a profile has no NVFP4 table of its own.
         case Scaling::Nv: {
             const double passes = 2.0 + (2.0 + 0.5) + (2.0 + 0.5) + 2.0 / 16;
