@@ -20,6 +20,7 @@
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
+#include "spec/precision_recipe.hpp"
 #include "spec/presets.hpp"
 
 using namespace sextant;
@@ -496,6 +497,34 @@ TEST_CASE("Megatron exports: FSDP without --overlap-param-gather, offload with t
     CHECK(value_of(flex, "--moe-token-dispatcher-type") == "flex");
     CHECK(value_of(flex, "--moe-flex-dispatcher-backend") == "hybridep");
     check_megatron({dsv3, hybrid}, data);
+}
+
+TEST_CASE("Megatron exports the TP overlap the plan priced: --tp-comm-overlap with sequence parallelism, none where userbuffers cannot carry the recipe") {
+    const json data = load_data("megatron-args-d98e8a64dd.json");
+    Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-8b-h100.json");  // megatron-core-2024: TP overlap 0.7
+    Layout l = resolve_layout(s, s.layout);
+    l.tp = 2;
+    l.dp = s.cluster.gpus / (l.tp * l.pp * l.cp);
+    l.sequence_parallel = true;
+    const auto has = [](const Emitted& e, const std::string& f) {
+        return std::any_of(e.args.begin(), e.args.end(), [&](const auto& a) { return a.first == f; });
+    };
+    CHECK(has(emit_plan(EmitFormat::Megatron, s, l), "--tp-comm-overlap"));
+    check_megatron({s, l}, data);
+    // Megatron refuses the overlap without sequence parallelism (arguments.py validate_args).
+    Layout no_sp = l;
+    no_sp.sequence_parallel = false;
+    CHECK_FALSE(has(emit_plan(EmitFormat::Megatron, s, no_sp), "--tp-comm-overlap"));
+    check_megatron({s, no_sp}, data);
+    // NVFP4: Transformer Engine's userbuffers refuse its buffers; the export says why it has none.
+    s.training.precision = precision_recipe("nvfp4", "/training/precision");
+    const Emitted nvfp4 = emit_plan(EmitFormat::Megatron, s, l);
+    CHECK_FALSE(has(nvfp4, "--tp-comm-overlap"));
+    CHECK(std::any_of(nvfp4.notes.begin(), nvfp4.notes.end(), [](const std::string& n) { return n.find("no --tp-comm-overlap") == 0; }));
+    // A runtime without that overlap (Megatron-LM of 2021: tp_overlap 0) exports none.
+    s.training.precision = precision_recipe("bf16", "/training/precision");
+    s.training.framework = "megatron-lm-2021";
+    CHECK_FALSE(has(emit_plan(EmitFormat::Megatron, s, l), "--tp-comm-overlap"));
 }
 
 TEST_CASE("Megatron exports of today's model features: squared ReLU, sliding windows, expert TP, recompute modules, offload, Muon") {

@@ -919,6 +919,67 @@ TEST_CASE("async TP: each sequence-parallel collective hides behind its own GEMM
     CHECK(pa.stages[0].chunks[0].forward < pv.stages[0].chunks[0].forward);
 }
 
+TEST_CASE("NVFP4 under Megatron-Core: no userbuffers, so the forward's TP collectives wait and the backward's run beside the other GEMM") {
+    // Llama 3 70B on four GB200s, TP 4 with sequence parallelism, one 4096-token microbatch, on a
+    // profile with one NVFP4 GEMM rate. Transformer Engine's userbuffers refuse an NVFP4 buffer
+    // (module/base.py, v2.10-v2.14), so megatron-core-2024's TP overlap (0.7) does not apply and
+    // TE's linear layers run their NCCL path (module/linear.py backward, async_op=True): the
+    // input gradient's reduce-scatter beside the weight-gradient GEMM, the regathered input beside
+    // the input-gradient GEMM, each as long as the forward GEMM of the block's first group.
+    const auto gb200 = [](const char* precision, const char* framework = "megatron-core-2024") {
+        return parse_scenario({{"model", "llama3-70b"},
+                               {"cluster", {{"preset", "gb200-nvl72"}, {"gpus", 4}}},
+                               {"training", {{"seq_len", 4096}, {"global_batch", 8}, {"precision", precision}, {"framework", framework}}},
+                               {"layout", {{"tp", 4}, {"pp", 1}, {"dp", 1}, {"microbatch", 1}, {"sequence_parallel", true}}}},
+                              data_dir());
+    };
+    const Scenario s = gb200("nvfp4");
+    constexpr double kFp4Tflops = 500;
+    json doc = {{"schema", "sextant-calibration/1"},
+                {"gpu", "GB200"},
+                {"gemm", {{"bf16", json::array({{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", kFp4Tflops}}})},
+                          {"nvfp4", json::array({{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", kFp4Tflops}}})}}},
+                {"attention", json::array({{{"seq", 4096}, {"head_dim", 128}, {"fwd_tflops", 400}, {"bwd_tflops", 300}}})},
+                {"memory", {{"copy_tbps", 6.0}}}};
+    const CalibrationProfile profile = CalibrationProfile::from_json(doc, "", s.cluster.gpu);
+    const StepContext ctx(s, profile);
+    CHECK(ctx.runtime().overlap.tp == 0.0);
+    CHECK(ctx.runtime().overlap.tp_backward_async);
+    const Layout l = resolve_layout(s, s.layout);
+    const LayoutGroups& g = ctx.groups(l);
+    const double T = 4096, h = 8192, q = 8192, kv = 1024, ffn = 28672, tp = 4;
+    const double rate = kFp4Tflops * 1e12 * ctx.runtime().compute_efficiency;
+    // NVFP4's sequence-parallel gathers move 16 bits (Megatron-Bridge sets no FP8 gather for it).
+    const double ag = ctx.network().cost(CollectiveOp::AllGather, Bytes(T * h * 2), g.tp).time.value();
+    const double rs = ctx.network().cost(CollectiveOp::ReduceScatter, Bytes(T * h * 2), g.tp).time.value();
+    const double qkv = 2 * T * h * (q + 2 * kv) / tp / rate, up = 2 * T * h * 2 * ffn / tp / rate;
+    const LayerCost c = layer_cost(ctx.costs(), l, g, 0);
+    CHECK(c.forward.tp == doctest::Approx(2 * (ag + rs)).epsilon(1e-9));
+    CHECK(c.forward.tp_hidden == 0.0);
+    // Megatron's layers gather the input again for the weight gradient (sp_input_regathered).
+    CHECK(c.backward.tp == doctest::Approx(2 * (ag + rs) + 2 * ag).epsilon(1e-9));
+    const auto hid = [](double comm, double gemm) { return std::min(comm, gemm); };
+    CHECK(c.backward.tp_hidden == doctest::Approx(hid(rs, qkv) + hid(ag, qkv) + hid(rs, up) + hid(ag, up)).epsilon(1e-9));
+    // In the step: the forward's collectives all exposed, the backward's less what ran beside GEMMs.
+    const StepPlan plan = plan_step(ctx, l);
+    const auto part = [](const CostParts& p, Cost k) { return p[static_cast<std::size_t>(k)]; };
+    const double layers = static_cast<double>(s.model.layers);
+    CHECK(part(plan.stages[0].chunks[0].forward_parts, Cost::TP) == doctest::Approx(layers * c.forward.tp).epsilon(1e-9));
+    CHECK(part(plan.stages[0].chunks[0].backward_parts, Cost::TP) ==
+          doctest::Approx(layers * (c.backward.tp - c.backward.tp_hidden)).epsilon(1e-9));
+    // MXFP8 and BF16 buffers go through userbuffers: the runtime's overlap, nothing hidden apart.
+    for (const char* precision : {"mxfp8", "bf16"}) {
+        CAPTURE(precision);
+        const Scenario u = gb200(precision);
+        const StepContext uctx(u, profile);
+        CHECK(uctx.runtime().overlap.tp == doctest::Approx(0.7));
+        CHECK_FALSE(uctx.runtime().overlap.tp_backward_async);
+        CHECK(layer_cost(uctx.costs(), l, uctx.groups(l), 0).backward.tp_hidden == 0.0);
+    }
+    // A runtime with no userbuffers overlap of its own (torchtitan) keeps its TP as it prices it.
+    CHECK_FALSE(StepContext(gb200("nvfp4", "torchtitan-2025"), profile).runtime().overlap.tp_backward_async);
+}
+
 TEST_CASE("async TP under row-wise FP8 pipelines the reduce-scatters only, and asks for TP, sequence parallelism and PyTorch") {
     // pytorch/pytorch#149990: the micro-pipeline pass does not fuse all-gather -> matmul when the
     // matmul takes row-wise scales, and torchao gathers row-wise FP8 in 16 bits.

@@ -291,17 +291,23 @@ double async_tp_hidden(double c, double g, double n) { return std::min(c, g * (n
 // recipe gathers (sp_gather_element_bytes: the quantised GEMM input under most recipes);
 // reductions stay 16-bit. Under async TP (layout.async_tp) each sequence-parallel collective
 // hides behind its own GEMM (tp_hidden); `gathers_pipelined` false leaves the all-gathers whole.
+// On Transformer Engine's NCCL path (`backward_async`, OverlapTraits::tp_backward_async) the
+// backward's collectives of each block's first GEMMs run beside the other GEMM of their pair:
+// the input gradient's reduce-scatter (all-reduce without sequence parallelism) beside the weight
+// gradient, the regathered input beside the input gradient, each GEMM as long as the forward's.
 // Returns one sequence-parallel all-gather's seconds (0 without sequence parallelism), which a
 // recompute that gathers again pays once more.
 double tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, double h, const GroupShape& tp,
                           std::span<const TpBlockGemms> blocks, double gather_bytes_per_element, bool regathered,
-                          bool gathers_pipelined, PhaseCost& f, PhaseCost& b) {
+                          bool gathers_pipelined, bool backward_async, PhaseCost& f, PhaseCost& b) {
     const double bytes = x.T * h * 2;
     const double n = static_cast<double>(blocks.size());
     if (!l.sequence_parallel) {
-        const double all_reduces = n * k.collective(CollectiveOp::AllReduce, bytes, tp);
-        f.tp += all_reduces;
-        b.tp += all_reduces;
+        const double all_reduce = k.collective(CollectiveOp::AllReduce, bytes, tp);
+        f.tp += n * all_reduce;
+        b.tp += n * all_reduce;
+        if (backward_async)
+            for (const TpBlockGemms& g : blocks) b.tp_hidden += std::min(all_reduce, g.first);
         return 0.0;
     }
     const double gather = k.collective(CollectiveOp::AllGather, x.T * h * gather_bytes_per_element, tp);
@@ -310,6 +316,8 @@ double tensor_parallel_comm(const Layout& l, const Kernels& k, const Shapes& x, 
     // Where sequence parallelism keeps only the sharded input of the QKV and first MLP
     // projections, their weight gradients gather it again (runtime sp_input_regathered).
     b.tp += n * (gather + scatter) + (regathered ? n * gather : 0.0);
+    if (backward_async)
+        for (const TpBlockGemms& g : blocks) b.tp_hidden += std::min(scatter, g.first) + (regathered ? std::min(gather, g.first) : 0.0);
     if (!l.async_tp) return gather;
     // Forward: the all-gather feeds the first GEMMs, the last feeds the reduce-scatter. Backward:
     // the output gradient's all-gather feeds the last GEMM's input gradient, the first's input
@@ -514,12 +522,14 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     PhaseCost& f = c.forward;
     PhaseCost& b = c.backward;
     const PhaseCost up_projections = attention_projections(m, k, x, ctx.scenario.training, f, b);
-    // The blocks' GEMMs around their TP collectives, read only where async TP pipelines them
-    // (the planner's screen prices every layout without it). Attention: the output projection
-    // last, the rest first.
+    // The blocks' GEMMs around their TP collectives, read only where async TP pipelines them or
+    // Transformer Engine's backward runs its collectives beside them (the planner's screen
+    // prices every layout without async TP). Attention: the output projection last, the rest first.
     const bool pipelined_tp = l.async_tp && l.sequence_parallel;
+    const bool backward_async = ctx.runtime.overlap.tp_backward_async && l.tp > 1;
+    const bool tp_gemms = pipelined_tp || backward_async;
     TpBlockGemms tp_blocks[2];
-    if (pipelined_tp) {
+    if (tp_gemms) {
         const double attention_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.v_head_dim) : d(m.heads) * d(m.head_dim);
         const double qkv_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim)
                                                                          : (d(m.heads) + 2 * d(m.kv_heads)) * d(m.head_dim);
@@ -553,14 +563,14 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         moe = moe_block(ctx, k, x, l, groups, f, b);
         mlp_tp_comm = m.moe.shared_experts > 0 || l.etp > 1;
         // The shared experts are the MLP block's TP GEMMs (expert TP's gathers have none of their own).
-        if (pipelined_tp && m.moe.shared_experts > 0) {
+        if (tp_gemms && m.moe.shared_experts > 0) {
             const double shared = d(m.moe.shared_experts * m.moe.shared_ffn_hidden);
             tp_blocks[1] = tp_block_gemms(k, x, moe.shared.gemm, (m.gated_mlp() ? 2 : 1) * shared / x.tp, d(m.hidden), d(m.hidden),
                                           shared / x.tp);
         }
     } else {
         dense_act = mlp(m, k, x.T, d(m.ffn_hidden), x.tp, dense_mlp, dense_mlp_b);
-        if (pipelined_tp)
+        if (tp_gemms)
             tp_blocks[1] = tp_block_gemms(k, x, dense_mlp.gemm, (m.gated_mlp() ? 2 : 1) * d(m.ffn_hidden) / x.tp, d(m.hidden), d(m.hidden),
                                           d(m.ffn_hidden) / x.tp);
         f.gemm += dense_mlp.gemm;
@@ -575,7 +585,8 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     // when the matmul takes row-wise scales (pytorch/pytorch#149990, torchao's row-wise float8).
     const bool gathers_pipelined = ctx.scenario.training.precision.scaling != Scaling::Row;
     const double sp_gather =
-        tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, tp_block_span, gathered, ctx.runtime.sp_input_regathered, gathers_pipelined, f, b);
+        tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, tp_block_span, gathered, ctx.runtime.sp_input_regathered, gathers_pipelined,
+                             backward_async, f, b);
     if (l.cp > 1) {
         const double kv = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
                                                                      : 2 * d(m.kv_heads) * d(m.head_dim);

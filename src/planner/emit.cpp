@@ -481,6 +481,17 @@ void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
     }
 }
 
+// The TP overlap the plan priced: the runtime's, Transformer Engine's userbuffers, which need
+// sequence parallelism (arguments.py validate_args) and a recipe they can carry
+// (PrecisionRecipe::userbuffers).
+void megatron_tp_overlap(const Scenario& s, const Layout& l, Emitted& e) {
+    if (!l.sequence_parallel || l.tp <= 1 || runtime(s).overlap.tp <= 0) return;
+    if (s.training.precision.userbuffers()) flag(e, "--tp-comm-overlap");
+    else
+        e.notes.push_back("no --tp-comm-overlap: Transformer Engine's userbuffers carry no " + std::string(s.training.precision.name) +
+                          " buffers, so the plan priced the TP collectives on its NCCL path (the backward's beside the other GEMM)");
+}
+
 Emitted megatron(const Scenario& s, const Layout& l) {
     Emitted e;
     e.format = EmitFormat::Megatron;
@@ -491,6 +502,7 @@ Emitted megatron(const Scenario& s, const Layout& l) {
     arg(e, "--pipeline-model-parallel-size", l.pp);
     arg(e, "--context-parallel-size", l.cp);
     if (l.sequence_parallel && l.tp > 1) flag(e, "--sequence-parallel");
+    megatron_tp_overlap(s, l, e);
     megatron_pipeline(s, l, e);
     const auto& pp_inside_dp = candidate_rank_orders()[1];
     if (l.rank_order == pp_inside_dp) flag(e, "--use-tp-pp-dp-mapping");

@@ -25,6 +25,12 @@ struct PrecisionRecipe {
     bool quantized() const { return scaling != Scaling::None; }
     // Needs block-scaled (MX/NV) tensor cores: Blackwell and later.
     bool block_scaled() const { return scaling == Scaling::Mx || scaling == Scaling::Nv; }
+    // Transformer Engine's userbuffers (the TP overlap of --tp-comm-overlap) carry 16-bit,
+    // per-tensor FP8 and MXFP8 buffers; an NVFP4 or block-wise FP8 quantiser is refused
+    // ("Unsupported quantizer for Userbuffers", module/base.py fill_userbuffers_buffer_for_all_gather,
+    // TransformerEngine v2.10 to v2.14), and Megatron-Bridge's performance configs turn
+    // tp_comm_overlap off for NVFP4 (scripts/performance/configs, v0.2.1 and v0.3.0).
+    bool userbuffers() const { return scaling == Scaling::None || scaling == Scaling::Tensor || scaling == Scaling::Mx; }
 };
 
 // What a quantised tensor is used as: its scale blocks differ (DeepSeek-V3's recipe scales

@@ -17,6 +17,12 @@ namespace sextant {
 
 struct OverlapTraits {
     double tp = 0.0;             // fraction of TP communication hidden behind GEMMs (--tp-comm-overlap)
+    // Transformer Engine's linear layers without userbuffers: the backward launches its input
+    // gradient's reduce-scatter and the regathered input asynchronously beside the other GEMM of
+    // the pair (module/linear.py, async_op=True); the forward's collectives and the output
+    // gradient's gather wait. Not a runtime key: set where the runtime's TP overlap is TE's
+    // userbuffers and the recipe cannot use them (sim/step_context.cpp).
+    bool tp_backward_async = false;
     bool dp_grad_reduce = true;  // gradient reduce-scatter/all-reduce overlaps backward (--overlap-grad-reduce)
     bool dp_param_gather = true; // ZeRO parameter all-gather overlaps the next forward (--overlap-param-gather)
     double cp = 0.8;             // fraction of the ring K/V exchange hidden behind attention
