@@ -205,6 +205,10 @@ TEST_CASE("malformed logs are input errors at their file and line") {
     std::string bad_rank = log_213(8, {row});
     bad_rank.replace(bad_rank.find("Pid  1000 on"), 12, "Pid  1000 at");
     CHECK(parse_error(bad_rank).first == "x.log:4");
+    // Thread and GPU counts whose product would overflow (a fuzzer's find): refused, not wrapped.
+    std::string huge = log_213(8, {row});
+    huge.replace(huge.find("nThread 1"), 9, "nThread 2049638230000072400");
+    CHECK(parse_error(huge).second.find("at most 65536") != std::string::npos);
 }
 
 TEST_CASE("the test is named by the log, a command line, the file name, or else by its bus factor and reduction") {

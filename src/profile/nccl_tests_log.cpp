@@ -212,7 +212,12 @@ private:
             if (t[i] == "nThread") threads = integer(t[i + 1]).value_or(0);
             if (t[i] == "nGpus") gpus = integer(t[i + 1]).value_or(0);
         }
+        // One process drives one node's GPUs: a product past 65,536 is not a log of a real run,
+        // and bounding each factor first keeps the product from overflowing.
+        constexpr std::int64_t kMaxRanksPerProcess = std::int64_t{1} << 16;
         if (threads < 1 || gpus < 1) fail(line_, "", "'# nThread N nGpus M' needs positive whole numbers");
+        if (threads > kMaxRanksPerProcess || gpus > kMaxRanksPerProcess || threads * gpus > kMaxRanksPerProcess)
+            fail(line_, "", "'# nThread N nGpus M' gives N x M ranks a process: at most 65536");
         ranks_per_process_ = threads * gpus;
     }
 
