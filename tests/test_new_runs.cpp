@@ -850,14 +850,14 @@ TEST_CASE("NeMo's FP8 recipes gather the layers' weights in FP8 under ZeRO, the 
 TEST_CASE("sequence-parallel gathers and saved inputs move each recipe's quantised bytes, with their scales") {
     const auto recipe = [](const char* name) { return precision_recipe(name, "/training/precision"); };
     // Transformer Engine gathers the quantised input: one FP8 byte, plus an fp32 scale per 1x128
-    // tile (blockwise) or an E8M0 byte per 32 (MXFP8). NVFP4 and torchao's row-wise recipe gather
-    // 16 bits.
+    // tile (blockwise) or an E8M0 byte per 32 (MXFP8); NVFP4 half a byte and an E4M3 scale per 16
+    // (distributed.py _all_gather_nvfp4). torchao's row-wise recipe gathers 16 bits.
     CHECK(sp_gather_element_bytes(recipe("bf16")) == 2.0);
     CHECK(sp_gather_element_bytes(recipe("fp8")) == 1.0);
     CHECK(sp_gather_element_bytes(recipe("fp8_rowwise")) == 2.0);
     CHECK(sp_gather_element_bytes(recipe("fp8_blockwise")) == doctest::Approx(1.0 + 4.0 / 128));
     CHECK(sp_gather_element_bytes(recipe("mxfp8")) == doctest::Approx(1.0 + 1.0 / 32));
-    CHECK(sp_gather_element_bytes(recipe("nvfp4")) == 2.0);
+    CHECK(sp_gather_element_bytes(recipe("nvfp4")) == doctest::Approx(0.5 + 1.0 / 16));
     // Weights scale per 128 x 128 block in DeepSeek-V3's recipe; NVFP4 is half a byte and an E4M3
     // scale per 16.
     CHECK(quantized_element_bytes(recipe("fp8_blockwise"), TensorRole::Weight) == doctest::Approx(1.0 + 4.0 / (128 * 128)));
@@ -949,8 +949,9 @@ TEST_CASE("NVFP4 under Megatron-Core: no userbuffers, so the forward's TP collec
     const LayoutGroups& g = ctx.groups(l);
     const double T = 4096, h = 8192, q = 8192, kv = 1024, ffn = 28672, tp = 4;
     const double rate = kFp4Tflops * 1e12 * ctx.runtime().compute_efficiency;
-    // NVFP4's sequence-parallel gathers move 16 bits (Megatron-Bridge sets no FP8 gather for it).
-    const double ag = ctx.network().cost(CollectiveOp::AllGather, Bytes(T * h * 2), g.tp).time.value();
+    // NVFP4's sequence-parallel gathers move its quantised copy, half a byte and an E4M3 scale per
+    // 16 elements (distributed.py _all_gather_nvfp4); the reduce-scatters 16 bits.
+    const double ag = ctx.network().cost(CollectiveOp::AllGather, Bytes(T * h * (0.5 + 1.0 / 16)), g.tp).time.value();
     const double rs = ctx.network().cost(CollectiveOp::ReduceScatter, Bytes(T * h * 2), g.tp).time.value();
     const double qkv = 2 * T * h * (q + 2 * kv) / tp / rate, up = 2 * T * h * 2 * ffn / tp / rate;
     const LayerCost c = layer_cost(ctx.costs(), l, g, 0);

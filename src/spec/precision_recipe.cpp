@@ -42,7 +42,7 @@ double quantized_element_bytes(const PrecisionRecipe& recipe, TensorRole role) {
 bool communicates_in_high_precision(const PrecisionRecipe& recipe) { return !recipe.quantized() || recipe.scaling == Scaling::Row; }
 
 double sp_gather_element_bytes(const PrecisionRecipe& recipe) {
-    if (recipe.scaling == Scaling::Nv || communicates_in_high_precision(recipe)) return 2.0;
+    if (communicates_in_high_precision(recipe)) return 2.0;
     return quantized_element_bytes(recipe, TensorRole::Activation);
 }
 

@@ -49,10 +49,12 @@ double quantized_element_bytes(const PrecisionRecipe& recipe, TensorRole role);
 bool communicates_in_high_precision(const PrecisionRecipe& recipe);
 
 // Bytes per element a sequence-parallel all-gather moves before a GEMM. Transformer Engine
-// quantises the sharded input and gathers the quantised copy (FP8, MXFP8 and blockwise recipes);
-// its NVFP4 recipe gathers 16 bits, since the column-wise copy is taken after a random Hadamard
-// transform of the whole tensor (TransformerEngine PR #2177). torchao's tensor-wise recipe gathers
-// FP8 (torchtitan's Float8ColwiseParallel), its row-wise one 16 bits (communicates_in_high_precision).
+// quantises the sharded input and gathers the quantised copy (FP8, MXFP8, blockwise and NVFP4
+// recipes; NVFP4's shards first agree on one amax over the TP group: linear.py
+// _customize_quantizers_nvfp4, distributed.py _all_gather_nvfp4, which gathers the FP4 data and
+// its scales, 16 bits only for a tensor whose dimensions cannot be quantised; TransformerEngine
+// v2.8 to v2.12). torchao's tensor-wise recipe gathers FP8 (torchtitan's Float8ColwiseParallel),
+// its row-wise one 16 bits (communicates_in_high_precision).
 double sp_gather_element_bytes(const PrecisionRecipe& recipe);
 
 // Every recipe Sextant models, for parsing, `schema` and the docs.
