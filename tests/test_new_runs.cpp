@@ -919,7 +919,7 @@ TEST_CASE("async TP: each sequence-parallel collective hides behind its own GEMM
     CHECK(pa.stages[0].chunks[0].forward < pv.stages[0].chunks[0].forward);
 }
 
-TEST_CASE("NVFP4 under Megatron-Core: no userbuffers, so the forward's TP collectives wait and the backward's run beside the other GEMM") {
+TEST_CASE("Megatron-Core's TP overlap is TE's userbuffers: under NVFP4 or without sequence parallelism the forward's TP collectives wait and the backward's run beside the other GEMM") {
     // Llama 3 70B on four GB200s, TP 4 with sequence parallelism, one 4096-token microbatch, on a
     // profile with one NVFP4 GEMM rate. Transformer Engine's userbuffers refuse an NVFP4 buffer
     // (module/base.py, v2.10-v2.14), so megatron-core-2024's TP overlap (0.7) does not apply and
@@ -943,9 +943,8 @@ TEST_CASE("NVFP4 under Megatron-Core: no userbuffers, so the forward's TP collec
                 {"memory", {{"copy_tbps", 6.0}}}};
     const CalibrationProfile profile = CalibrationProfile::from_json(doc, "", s.cluster.gpu);
     const StepContext ctx(s, profile);
-    CHECK(ctx.runtime().overlap.tp == 0.0);
-    CHECK(ctx.runtime().overlap.tp_backward_async);
     const Layout l = resolve_layout(s, s.layout);
+    CHECK(tp_overlap(ctx.runtime(), l, s.training.precision) == TpOverlap::TeNcclBackward);
     const LayoutGroups& g = ctx.groups(l);
     const double T = 4096, h = 8192, q = 8192, kv = 1024, ffn = 28672, tp = 4;
     const double rate = kFp4Tflops * 1e12 * ctx.runtime().compute_efficiency;
@@ -968,17 +967,34 @@ TEST_CASE("NVFP4 under Megatron-Core: no userbuffers, so the forward's TP collec
     CHECK(part(plan.stages[0].chunks[0].forward_parts, Cost::TP) == doctest::Approx(layers * c.forward.tp).epsilon(1e-9));
     CHECK(part(plan.stages[0].chunks[0].backward_parts, Cost::TP) ==
           doctest::Approx(layers * (c.backward.tp - c.backward.tp_hidden)).epsilon(1e-9));
-    // MXFP8 and BF16 buffers go through userbuffers: the runtime's overlap, nothing hidden apart.
+    // MXFP8 and BF16 buffers go through userbuffers: the runtime's share (0.7) of the collectives
+    // overlaps, nothing is hidden apart.
     for (const char* precision : {"mxfp8", "bf16"}) {
         CAPTURE(precision);
         const Scenario u = gb200(precision);
         const StepContext uctx(u, profile);
-        CHECK(uctx.runtime().overlap.tp == doctest::Approx(0.7));
-        CHECK_FALSE(uctx.runtime().overlap.tp_backward_async);
-        CHECK(layer_cost(uctx.costs(), l, uctx.groups(l), 0).backward.tp_hidden == 0.0);
+        CHECK(tp_overlap(uctx.runtime(), l, u.training.precision) == TpOverlap::Userbuffers);
+        const LayerCost uc = layer_cost(uctx.costs(), l, uctx.groups(l), 0);
+        CHECK(uc.backward.tp_hidden == 0.0);
+        const StepPlan up_plan = plan_step(uctx, l);
+        CHECK(part(up_plan.stages[0].chunks[0].forward_parts, Cost::TP) ==
+              doctest::Approx(layers * uc.forward.tp * (1 - uctx.runtime().overlap.tp)).epsilon(1e-9));
     }
+    // Without sequence parallelism userbuffers do not run either (Megatron refuses
+    // --tp-comm-overlap without it): the backward's all-reduces run beside the weight gradients.
+    Layout no_sp = l;
+    no_sp.sequence_parallel = false;
+    const StepContext bctx(gb200("bf16"), profile);
+    CHECK(tp_overlap(bctx.runtime(), no_sp, bctx.scenario().training.precision) == TpOverlap::TeNcclBackward);
+    const LayerCost n = layer_cost(bctx.costs(), no_sp, bctx.groups(no_sp), 0);
+    const double ar = bctx.network().cost(CollectiveOp::AllReduce, Bytes(T * h * 2), bctx.groups(no_sp).tp).time.value();
+    const double bf16_rate = kFp4Tflops * 1e12 * bctx.runtime().compute_efficiency;
+    const double qkv16 = 2 * T * h * (q + 2 * kv) / tp / bf16_rate, up16 = 2 * T * h * 2 * ffn / tp / bf16_rate;
+    CHECK(n.forward.tp == doctest::Approx(2 * ar).epsilon(1e-9));
+    CHECK(n.backward.tp_hidden == doctest::Approx(hid(ar, qkv16) + hid(ar, up16)).epsilon(1e-9));
     // A runtime with no userbuffers overlap of its own (torchtitan) keeps its TP as it prices it.
-    CHECK_FALSE(StepContext(gb200("nvfp4", "torchtitan-2025"), profile).runtime().overlap.tp_backward_async);
+    const Scenario titan = gb200("nvfp4", "torchtitan-2025");
+    CHECK(tp_overlap(StepContext(titan, profile).runtime(), l, titan.training.precision) == TpOverlap::RuntimeShare);
 }
 
 TEST_CASE("async TP under row-wise FP8 pipelines the reduce-scatters only, and asks for TP, sequence parallelism and PyTorch") {

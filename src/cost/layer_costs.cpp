@@ -291,7 +291,7 @@ double async_tp_hidden(double c, double g, double n) { return std::min(c, g * (n
 // recipe gathers (sp_gather_element_bytes: the quantised GEMM input under most recipes);
 // reductions stay 16-bit. Under async TP (layout.async_tp) each sequence-parallel collective
 // hides behind its own GEMM (tp_hidden); `gathers_pipelined` false leaves the all-gathers whole.
-// On Transformer Engine's NCCL path (`backward_async`, OverlapTraits::tp_backward_async) the
+// On Transformer Engine's NCCL path (`backward_async`, TpOverlap::TeNcclBackward) the
 // backward's collectives of each block's first GEMMs run beside the other GEMM of their pair:
 // the input gradient's reduce-scatter (all-reduce without sequence parallelism) beside the weight
 // gradient, the regathered input beside the input gradient, each GEMM as long as the forward's.
@@ -526,7 +526,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     // Transformer Engine's backward runs its collectives beside them (the planner's screen
     // prices every layout without async TP). Attention: the output projection last, the rest first.
     const bool pipelined_tp = l.async_tp && l.sequence_parallel;
-    const bool backward_async = ctx.runtime.overlap.tp_backward_async && l.tp > 1;
+    const bool backward_async = l.tp > 1 && tp_overlap(ctx.runtime, l, ctx.scenario.training.precision) == TpOverlap::TeNcclBackward;
     const bool tp_gemms = pipelined_tp || backward_async;
     TpBlockGemms tp_blocks[2];
     if (tp_gemms) {

@@ -481,13 +481,13 @@ void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
     }
 }
 
-// The TP overlap the plan priced: the runtime's, Transformer Engine's userbuffers, which need
-// sequence parallelism (arguments.py validate_args) and a recipe they can carry
-// (PrecisionRecipe::userbuffers).
+// The TP overlap the plan priced (tp_overlap): Transformer Engine's userbuffers, where the
+// runtime has them and the layout and recipe allow them.
 void megatron_tp_overlap(const Scenario& s, const Layout& l, Emitted& e) {
-    if (!l.sequence_parallel || l.tp <= 1 || runtime(s).overlap.tp <= 0) return;
-    if (s.training.precision.userbuffers()) flag(e, "--tp-comm-overlap");
-    else
+    if (l.tp <= 1) return;
+    const TpOverlap overlap = tp_overlap(runtime(s), l, s.training.precision);
+    if (overlap == TpOverlap::Userbuffers) flag(e, "--tp-comm-overlap");
+    if (overlap == TpOverlap::TeNcclBackward && l.sequence_parallel)
         e.notes.push_back("no --tp-comm-overlap: Transformer Engine's userbuffers carry no " + std::string(s.training.precision.name) +
                           " buffers, so the plan priced the TP collectives on its NCCL path (the backward's beside the other GEMM)");
 }

@@ -36,6 +36,7 @@ struct Exposure {
     const RuntimeProfile* runtime = nullptr;
     double slowdown = 1.0;
     double pairing = 0.0;  // share of a stage's tasks that run merged with a partner (ep_a2a_overlap)
+    double tp_share = 0.0;  // of the TP collectives not hidden apart, the share the runtime overlaps
 
     // `partner` is the compute of the task a merged forward-backward pair runs beside this one.
     Exposed of(const PhaseCost& p, double recompute, double partner = 0.0) const {
@@ -45,7 +46,7 @@ struct Exposure {
         e.parts[at(Cost::Recompute)] = recompute * slowdown;
         // Async TP's pipelined share first; the runtime's overlap of the rest.
         const double tp_open = p.tp - p.tp_hidden;
-        e.parts[at(Cost::TP)] = tp_open * (1 - o.tp);
+        e.parts[at(Cost::TP)] = tp_open * (1 - tp_share);
         e.parts[at(Cost::CP)] = p.cp * (1 - o.cp);
         const double ep_open = p.ep * (1 - o.ep);
         const double ep_paired = pairing * std::min(ep_open, partner * slowdown);
@@ -54,7 +55,7 @@ struct Exposure {
         // which hides them as far as it lasts; what was not prefetched waits.
         const double zero3_hidden = std::min(p.zero3 - p.zero3_waited, p.compute());
         e.parts[at(Cost::ZeRO)] = p.zero3 - zero3_hidden;
-        const double hidden = p.tp_hidden + tp_open * o.tp + p.cp * o.cp + p.ep * o.ep + ep_paired + zero3_hidden;
+        const double hidden = p.tp_hidden + tp_open * tp_share + p.cp * o.cp + p.ep * o.ep + ep_paired + zero3_hidden;
         e.contention = runtime->sm_contention * hidden;
         return e;
     }
@@ -417,7 +418,10 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
         sp.chunks = std::move(reused);
         sp.chunks.reserve(static_cast<std::size_t>(chunks));
         sp.slowdown = slowdown;
-        const Exposure exposure{&ctx.runtime(), sp.slowdown, pairing};
+        // Userbuffers (or a runtime's own share) overlap the TP collectives by the runtime's
+        // fraction; on Transformer Engine's NCCL path only what layer_cost hid runs apart.
+        const double tp_share = tp_overlap(ctx.runtime(), l, ctx.scenario().training.precision) == TpOverlap::TeNcclBackward ? 0.0 : ctx.runtime().overlap.tp;
+        const Exposure exposure{&ctx.runtime(), sp.slowdown, pairing, tp_share};
         terms.expose(exposure);
         const std::int64_t n = last - first;
         double dense_total = 0, expert_total = 0;

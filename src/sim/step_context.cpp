@@ -63,14 +63,8 @@ std::uint64_t next_context_id() {
     return next.fetch_add(1);
 }
 
-// The runtime's overlap fractions scaled by the fitted overlap factor, within [0, 1]. A runtime's
-// TP overlap is Transformer Engine's userbuffers (--tp-comm-overlap); under a recipe they cannot
-// carry, TE's own NCCL path runs instead (OverlapTraits::tp_backward_async).
-RuntimeProfile effective_runtime(RuntimeProfile r, double factor, const PrecisionRecipe& recipe) {
-    if (r.overlap.tp > 0 && !recipe.userbuffers()) {
-        r.overlap.tp = 0;
-        r.overlap.tp_backward_async = true;
-    }
+// The runtime's overlap fractions scaled by the fitted overlap factor, within [0, 1].
+RuntimeProfile with_overlap_factor(RuntimeProfile r, double factor) {
     r.overlap.tp = std::clamp(r.overlap.tp * factor, 0.0, 1.0);
     r.overlap.cp = std::clamp(r.overlap.cp * factor, 0.0, 1.0);
     r.overlap.ep = std::clamp(r.overlap.ep * factor, 0.0, 1.0);
@@ -83,8 +77,7 @@ StepContext::StepContext(const Scenario& scenario) : StepContext(scenario, scena
 StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& profile)
     : scenario_(scenario),
       profile_(profile),
-      runtime_(effective_runtime(load_runtime_profile(scenario.training.framework, "/framework"), profile.factors().overlap,
-                                 scenario.training.precision)),
+      runtime_(with_overlap_factor(load_runtime_profile(scenario.training.framework, "/framework"), profile.factors().overlap)),
       traits_(runtime_traits(scenario, runtime_)),
       network_(std::make_shared<NetworkModel>(scenario.cluster, profile)),
       stragglers_(scenario.stragglers),
@@ -106,7 +99,7 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     StepContext c;
     c.scenario_ = scenario_;
     c.profile_ = profile_.with_factors(factors);
-    c.runtime_ = effective_runtime(load_runtime_profile(scenario_.training.framework, "/framework"), factors.overlap, scenario_.training.precision);
+    c.runtime_ = with_overlap_factor(load_runtime_profile(scenario_.training.framework, "/framework"), factors.overlap);
     c.traits_ = traits_;
     c.network_ = std::make_shared<NetworkModel>(network_->with_factor(factors.communication));
     c.stragglers_ = stragglers_;

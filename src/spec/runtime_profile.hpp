@@ -17,12 +17,6 @@ namespace sextant {
 
 struct OverlapTraits {
     double tp = 0.0;             // fraction of TP communication hidden behind GEMMs (--tp-comm-overlap)
-    // Transformer Engine's linear layers without userbuffers: the backward launches its input
-    // gradient's reduce-scatter and the regathered input asynchronously beside the other GEMM of
-    // the pair (module/linear.py, async_op=True); the forward's collectives and the output
-    // gradient's gather wait. Not a runtime key: set where the runtime's TP overlap is TE's
-    // userbuffers and the recipe cannot use them (sim/step_context.cpp).
-    bool tp_backward_async = false;
     bool dp_grad_reduce = true;  // gradient reduce-scatter/all-reduce overlaps backward (--overlap-grad-reduce)
     bool dp_param_gather = true; // ZeRO parameter all-gather overlaps the next forward (--overlap-param-gather)
     double cp = 0.8;             // fraction of the ring K/V exchange hidden behind attention
@@ -208,6 +202,20 @@ struct RuntimeProfile {
 // The MoE token dispatcher a layout runs: its own, else its framework generation's.
 inline MoeDispatcher moe_dispatcher(const Layout& layout, const RuntimeProfile& runtime) {
     return layout.moe_dispatcher.value_or(runtime.moe_dispatcher);
+}
+
+// How a layout's TP collectives overlap. A runtime's TP overlap (overlap.tp, Megatron's
+// --tp-comm-overlap) is Transformer Engine's userbuffers, which need sequence parallelism
+// (Megatron-LM arguments.py validate_args) and a recipe whose buffers they carry
+// (PrecisionRecipe::userbuffers). Where such a runtime cannot use them, TE's linear layers run
+// their NCCL path: the forward's collectives and the output gradient's gather wait, and the
+// backward launches its input gradient's reduce-scatter (all-reduce without sequence
+// parallelism) and the regathered input asynchronously beside the other GEMM of the pair
+// (module/linear.py, async_op=True). A runtime without userbuffers prices its TP as it says.
+enum class TpOverlap { RuntimeShare, Userbuffers, TeNcclBackward };
+inline TpOverlap tp_overlap(const RuntimeProfile& runtime, const Layout& layout, const PrecisionRecipe& recipe) {
+    if (runtime.overlap.tp <= 0) return TpOverlap::RuntimeShare;
+    return layout.sequence_parallel && recipe.userbuffers() ? TpOverlap::Userbuffers : TpOverlap::TeNcclBackward;
 }
 
 // The dtype gradients are kept and reduced in: the scenario's optimizer setting, else the framework's.
