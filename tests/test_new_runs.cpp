@@ -136,9 +136,9 @@ TEST_CASE("Megatron-Core adds a biased expert's second bias after the grouped GE
     REQUIRE(s.model.linear_bias);
     const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
     const StepContext ctx(s, profile);
-    CHECK_FALSE(ctx.runtime().moe_expert_bias_fused);  // megatron-core-2024 and the generations built on it
-    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").moe_expert_bias_fused);
-    const auto fuse = [](RuntimeProfile& r) { r.moe_expert_bias_fused = true; };
+    CHECK_FALSE(ctx.runtime().fused.moe_expert_bias);  // megatron-core-2024 and the generations built on it
+    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").fused.moe_expert_bias);
+    const auto fuse = [](RuntimeProfile& r) { r.fused.moe_expert_bias = true; };
     const auto [eager, epilogue] = first_layer_cost_with(ctx, fuse);
     const double copies = 4096.0 * 4 * s.model.moe.routed_share(), h = 2880;
     const double rate = expert_memory_rate(profile, ctx.runtime());
@@ -159,9 +159,9 @@ TEST_CASE("Megatron runs YaRN's rotary embedding in eager kernels: 24 bytes an e
     REQUIRE(s.model.position == PositionKind::Yarn);
     const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
     const StepContext ctx(s, profile);
-    CHECK_FALSE(ctx.runtime().yarn_rope_fused);
-    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").yarn_rope_fused);
-    const auto [eager, kernel] = first_layer_cost_with(ctx, [](RuntimeProfile& r) { r.yarn_rope_fused = true; });
+    CHECK_FALSE(ctx.runtime().fused.yarn_rope);
+    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").fused.yarn_rope);
+    const auto [eager, kernel] = first_layer_cost_with(ctx, [](RuntimeProfile& r) { r.fused.yarn_rope = true; });
     const double rotated = 4096.0 * (64 + 8) * 64;
     const double rate = profile.memory_tbps() * 1e12 * ctx.runtime().compute_efficiency, traffic = ctx.runtime().memory_traffic_factor;
     CHECK(eager.forward.memory - kernel.forward.memory == doctest::Approx(rotated * (24 - 4 * traffic) / rate).epsilon(1e-9));
@@ -181,9 +181,9 @@ TEST_CASE("Megatron-Core clamps gpt-oss's gated activation in eager ops: 8 bytes
     REQUIRE(s.model.activation_clamp == 7.0);
     const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
     const StepContext ctx(s, profile);
-    CHECK_FALSE(ctx.runtime().activation_clamp_fused);
-    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").activation_clamp_fused);
-    const auto [eager, kernel] = first_layer_cost_with(ctx, [](RuntimeProfile& r) { r.activation_clamp_fused = true; });
+    CHECK_FALSE(ctx.runtime().fused.activation_clamp);
+    CHECK(load_runtime_profile("torchtitan-2025", "/training/framework").fused.activation_clamp);
+    const auto [eager, kernel] = first_layer_cost_with(ctx, [](RuntimeProfile& r) { r.fused.activation_clamp = true; });
     const double elements = 4096.0 * 4 * s.model.moe.routed_share() * 2 * 2880;
     const double rate = expert_memory_rate(profile, ctx.runtime());
     CHECK(eager.forward.memory - kernel.forward.memory == doctest::Approx(elements * 8 / rate).epsilon(1e-9));
@@ -191,9 +191,9 @@ TEST_CASE("Megatron-Core clamps gpt-oss's gated activation in eager ops: 8 bytes
     CHECK(eager.forward.gemm == kernel.forward.gemm);
     // Memory: the first GEMM's 16-bit output twice over (4 bytes an element of 2 x 2880, per
     // routed copy), not with the activation recomputed.
-    RuntimeProfile fused = ctx.runtime();
-    fused.activation_clamp_fused = true;
-    const RuntimeTraits t_eager = runtime_traits(s, ctx.runtime()), t_fused = runtime_traits(s, fused);
+    RuntimeProfile clamp_fused = ctx.runtime();
+    clamp_fused.fused.activation_clamp = true;
+    const RuntimeTraits t_eager = runtime_traits(s, ctx.runtime()), t_fused = runtime_traits(s, clamp_fused);
     CHECK(t_eager.eager_activation_clamp);
     CHECK_FALSE(t_fused.eager_activation_clamp);
     Layout l = resolve_layout(s, s.layout);
@@ -797,16 +797,16 @@ TEST_CASE("the MLP's activation-side casts fuse into an activation that quantise
     const Scenario s = scenario("llama3-8b", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"microbatch", 1}}, 8, 4096, "fp8");
     const StepContext ctx(s);
     REQUIRE(ctx.runtime().fp8_delayed_scaling);
-    CHECK_FALSE(ctx.runtime().activation_cast_fused);  // Megatron-Core's own activation kernels
+    CHECK_FALSE(ctx.runtime().fused.activation_cast);  // Megatron-Core's own activation kernels
     const Layout l = resolve_layout(s, s.layout);
-    RuntimeProfile fused = ctx.runtime(), separate = ctx.runtime();
-    fused.activation_cast_fused = true;
-    separate.activation_cast_fused = false;
-    const CostContext with_fused{s, ctx.profile(), fused, ctx.network()}, with_separate{s, ctx.profile(), separate, ctx.network()};
+    RuntimeProfile cast_fused = ctx.runtime(), separate = ctx.runtime();
+    cast_fused.fused.activation_cast = true;
+    separate.fused.activation_cast = false;
+    const CostContext with_fused{s, ctx.profile(), cast_fused, ctx.network()}, with_separate{s, ctx.profile(), separate, ctx.network()};
     const LayerCost a = layer_cost(with_fused, l, ctx.groups(l), 0), b = layer_cost(with_separate, l, ctx.groups(l), 0);
     const QuantizationCost q = quantization_cost(Scaling::Tensor, true);
     const double extra = q.bytes_per_element - q.fused_bytes_per_element;
-    const double rate = ctx.profile().memory_tbps() * 1e12 * fused.compute_efficiency;
+    const double rate = ctx.profile().memory_tbps() * 1e12 * cast_fused.compute_efficiency;
     const double T = 4096, ffn = static_cast<double>(s.model.ffn_hidden);
     CHECK(b.forward.memory - a.forward.memory == doctest::Approx(T * ffn * extra / rate).epsilon(1e-9));
     CHECK(b.backward.memory - a.backward.memory == doctest::Approx(T * 2 * ffn * extra / rate).epsilon(1e-9));

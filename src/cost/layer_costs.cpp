@@ -47,7 +47,7 @@ public:
     // Who quantises the second MLP GEMM's input (forward) and the first's output gradient
     // (backward): the activation kernel, where the runtime's activation is its quantiser's
     // (runtime activation_cast_fused), else the linear layer after it, standalone.
-    Producer activation() const { return ctx_.runtime.activation_cast_fused ? Producer::Fused : Producer::Standalone; }
+    Producer activation() const { return ctx_.runtime.fused.activation_cast ? Producer::Fused : Producer::Standalone; }
     // A clamped gated activation's clamps run in eager kernels of their own (runtime
     // activation_clamp_fused false).
     bool eager_clamp() const { return eager_activation_clamp(ctx_.scenario.model, ctx_.runtime); }
@@ -371,7 +371,7 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     b.gemm += local_experts * eb.gemm;
     b.weight_grad += local_experts * eb.weight_grad;
     b.memory += local_experts * eb.memory;
-    if (m.linear_bias && !ctx.runtime.moe_expert_bias_fused) {
+    if (m.linear_bias && !ctx.runtime.fused.moe_expert_bias) {
         // The second linear layer's bias, weighted by each copy's routing probability, added after
         // the grouped GEMM in eager 16-bit kernels, per local expert: `t + b * p` then a
         // concatenation (Megatron-Core experts.py, TEGroupedMLP._apply_bias). Per element of the
@@ -538,7 +538,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     const double core_before = f.attention;
     attention_core(ctx, k, x, l, layer, f, b);
     const double core = f.attention - core_before;
-    const bool eager_rotary = m.position == PositionKind::Yarn && !ctx.runtime.yarn_rope_fused;
+    const bool eager_rotary = m.position == PositionKind::Yarn && !ctx.runtime.fused.yarn_rope;
     const double elementwise = elementwise_bytes(m, x, dropout, !eager_rotary);
     f.memory += k.memory(elementwise);
     b.memory += k.memory(2 * elementwise);

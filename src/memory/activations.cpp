@@ -135,7 +135,7 @@ BlockMatmuls op_checkpoint_matmuls(const ModelSpec& m, std::int64_t layer) {
 }
 
 bool eager_activation_clamp(const ModelSpec& m, const RuntimeProfile& runtime) {
-    return m.activation_clamp > 0 && m.gated_mlp() && !runtime.activation_clamp_fused;
+    return m.activation_clamp > 0 && m.gated_mlp() && !runtime.fused.activation_clamp;
 }
 
 RuntimeTraits runtime_traits(const Scenario& s, const RuntimeProfile& runtime) {

@@ -19,7 +19,7 @@ struct RuntimeTraits {
     double saved_input_bytes = 2.0;  // bytes per element of a GEMM input kept for the weight gradient
     bool sp_input_regathered = true;  // SP keeps the QKV/first-MLP input sharded (RuntimeProfile), else whole
     // A clamped gated activation clamps in eager ops: the unclamped first-GEMM output is kept
-    // beside the clamped one (RuntimeProfile::activation_clamp_fused).
+    // beside the clamped one (FusedKernels::activation_clamp).
     bool eager_activation_clamp = false;
     Zero3Traits zero3;               // what ZeRO-3 keeps gathered (the runtime profile's)
     bool least_pp_warmup = false;    // the runtime's interleaved warm-up is the least (RuntimeProfile)
@@ -29,7 +29,7 @@ struct RuntimeTraits {
 };
 
 // Whether a model's clamped gated activation clamps in eager ops of its own under `runtime`
-// (RuntimeProfile::activation_clamp_fused): extra traffic (cost/) and a second saved copy here.
+// (FusedKernels::activation_clamp): extra traffic (cost/) and a second saved copy here.
 bool eager_activation_clamp(const ModelSpec& model, const RuntimeProfile& runtime);
 
 // From the scenario's runtime profile (calibration/runtime/): whether attention is fused, and

@@ -21,7 +21,7 @@ enum class MlpKind { Gelu, SwiGlu, GeGlu, SquaredRelu, Relu };
 inline constexpr std::string_view kMlpNames[] = {"gelu", "swiglu", "geglu", "squared_relu", "relu"};
 constexpr std::span<const std::string_view> enum_names(MlpKind) { return kMlpNames; }
 // Rotary embeddings, with YaRN's frequency scaling (gpt-oss) a kind of its own: Megatron runs
-// only plain RoPE in its fused kernel (see RuntimeProfile::yarn_rope_fused).
+// only plain RoPE in its fused kernel (see FusedKernels::yarn_rope).
 enum class PositionKind { Learned, Rotary, Yarn };
 inline constexpr std::string_view kPositionNames[] = {"learned", "rotary", "yarn"};
 constexpr std::span<const std::string_view> enum_names(PositionKind) { return kPositionNames; }

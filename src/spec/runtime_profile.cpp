@@ -95,19 +95,19 @@ constexpr FieldDef kRuntimeFields[] = {
     {"activation_cast_fused", FieldType::Boolean,
      "the MLP's activation kernel writes the next GEMM's quantised input (and its backward the quantised gradient); false: the linear "
      "layer quantises the activation's 16-bit output in its own kernels", "",
-     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::activation_cast_fused>()},
+     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::fused, &FusedKernels::activation_cast>()},
     {"moe_expert_bias_fused", FieldType::Boolean,
      "a biased MoE model's experts add their second linear's bias inside the grouped GEMM; false: after it, weighted by the "
      "routing probability, in unfused 16-bit elementwise kernels (Megatron-Core's TEGroupedMLP)", "",
-     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::moe_expert_bias_fused>()},
+     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::fused, &FusedKernels::moe_expert_bias>()},
     {"activation_clamp_fused", FieldType::Boolean,
      "a clamped gated activation (model.activation_clamp) clamps inside the activation kernel; false: two eager clamps and a "
      "concatenation before it (Megatron-Core's fused_bias_geglu wrappers)", "",
-     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::activation_clamp_fused>()},
+     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::fused, &FusedKernels::activation_clamp>()},
     {"yarn_rope_fused", FieldType::Boolean,
      "a model with YaRN-scaled rotary embeddings (model.position yarn) runs them in the fused rotary kernel; false: in eager "
      "elementwise kernels (Megatron turns its RoPE fusion off for any position embedding but plain rope)", "",
-     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::yarn_rope_fused>()},
+     default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::fused, &FusedKernels::yarn_rope>()},
     {"zero3_reshard_with_pp", FieldType::Boolean, "ZeRO-3 reshards weights after forward when pipelining (else they stay gathered)", "",
      default_bool(true), -kAny, kAny, "", bind<&RuntimeProfile::zero3_reshard_with_pp>()},
     {"zero3_regather_for_recompute", FieldType::Boolean, "full recompute gathers the parameters again for the recomputed forward", "",

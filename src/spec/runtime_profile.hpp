@@ -107,6 +107,33 @@ struct CrossEntropyBytes {
 };
 CrossEntropyBytes cross_entropy_bytes(CrossEntropyKernel kernel);
 
+// Which small kernels a runtime fuses into its neighbours; false where its framework runs them
+// in eager PyTorch kernels of their own, each priced by the bytes it moves (cost/layer_costs.cpp).
+struct FusedKernels {
+    // The MLP's activation kernel writes the quantised input of the GEMM after it (and its
+    // backward the quantised output gradient of the GEMM before): Transformer Engine's
+    // LayerNormMLP, or a compiler fusing the cast into it. False: the activation writes 16 bits
+    // and the next linear layer quantises them in its own kernels (Megatron-Core's
+    // bias_swiglu_impl / bias_gelu_impl before a TE linear layer).
+    bool activation_cast = true;
+    // A biased MoE model's experts add the second linear layer's bias in the grouped GEMM's
+    // epilogue. False: the grouped GEMM skips it and the bias, weighted by each copy's routing
+    // probability, is added after it in unfused elementwise kernels (Megatron-Core's TEGroupedMLP:
+    // fc2 built with skip_bias_add=True, then _apply_bias; core_v0.15.0-v0.17.0 experts.py).
+    bool moe_expert_bias = true;
+    // A clamped gated activation (ModelSpec::activation_clamp) clamps inside the activation
+    // kernel. False: the clamps of its two halves and their concatenation run as eager PyTorch
+    // ops before the fused activation, and autograd keeps the unclamped input beside the clamped
+    // one (Megatron-Core's weighted_bias_quick_geglu_impl, fused_bias_geglu.py, core_v0.15.0 to
+    // v0.17.0; mlp.py's glu() the same).
+    bool activation_clamp = true;
+    // A model whose rotary embedding carries YaRN's scaling runs it in the fused rotary kernel.
+    // False: in eager PyTorch kernels, as Megatron does for any position_embedding_type but
+    // "rope" (Megatron-LM arguments.py and Megatron-Bridge's validate_rope_fusion_compatibility
+    // turn apply_rope_fusion off; gpt-oss's provider says "yarn").
+    bool yarn_rope = true;
+};
+
 struct RuntimeProfile {
     std::string name;
     // The attention kernel it runs (AttentionKernel): unfused GEMMs and softmax, or a fused flash
@@ -148,28 +175,9 @@ struct RuntimeProfile {
     // FP8 recipes keep the transformer layers' weights in FP8 and all-gather them so under ZeRO
     // (Megatron --fp8-param-gather, NeMo fp8_params / Megatron-Bridge fp8_param_gather).
     bool fp8_param_gather = false;
-    // The MLP's activation kernel writes the quantised input of the GEMM after it (and its
-    // backward the quantised output gradient of the GEMM before): Transformer Engine's
-    // LayerNormMLP, or a compiler fusing the cast into it. False: the activation writes 16 bits
-    // and the next linear layer quantises them in its own kernels (Megatron-Core's
-    // bias_swiglu_impl / bias_gelu_impl before a TE linear layer).
-    bool activation_cast_fused = true;
-    // A biased MoE model's experts add the second linear layer's bias in the grouped GEMM's
-    // epilogue. False: the grouped GEMM skips it and the bias, weighted by each copy's routing
-    // probability, is added after it in unfused elementwise kernels (Megatron-Core's TEGroupedMLP:
-    // fc2 built with skip_bias_add=True, then _apply_bias; core_v0.15.0-v0.17.0 experts.py).
-    bool moe_expert_bias_fused = true;
-    // A clamped gated activation (ModelSpec::activation_clamp) clamps inside the activation
-    // kernel. False: the clamps of its two halves and their concatenation run as eager PyTorch
-    // ops before the fused activation, and autograd keeps the unclamped input beside the clamped
-    // one (Megatron-Core's weighted_bias_quick_geglu_impl, fused_bias_geglu.py, core_v0.15.0 to
-    // v0.17.0; mlp.py's glu() the same).
-    bool activation_clamp_fused = true;
-    // A model whose rotary embedding carries YaRN's scaling runs it in the fused rotary kernel.
-    // False: in eager PyTorch kernels, as Megatron does for any position_embedding_type but
-    // "rope" (Megatron-LM arguments.py and Megatron-Bridge's validate_rope_fusion_compatibility
-    // turn apply_rope_fusion off; gpt-oss's provider says "yarn").
-    bool yarn_rope_fused = true;
+    // Which of the layers' small kernels the runtime runs fused, where its framework runs some
+    // in eager PyTorch ops of their own.
+    FusedKernels fused;
     // Sequence parallelism keeps only the sharded input of the QKV and first MLP projections, and
     // the weight-gradient GEMMs all-gather it again (Megatron's and Transformer Engine's linear
     // layers). False: autograd saves the gathered input whole on every TP rank and the backward
