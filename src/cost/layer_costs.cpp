@@ -263,9 +263,10 @@ struct TpBlockGemms {
 
 // `block` is the forward seconds of all the block's GEMMs before the reduce-scatter's (the first
 // group: QKV, or MLA's projections; the MLP's up projection), [n, k] the shapes of the main one
-// of the first group and of the last GEMM.
+// of the first group and of the last GEMM. The chunked times are priced only where async TP
+// (`chunked`) reads them: Transformer Engine's NCCL path needs the whole GEMMs alone.
 TpBlockGemms tp_block_gemms(const Kernels& k, const Shapes& x, double block, double first_n, double first_k, double last_n,
-                            double last_k) {
+                            double last_k, bool chunked) {
     const auto split = [&](double n, double kk) {
         const double whole = k.gemm(x.T, n, kk);
         return whole > 0 ? x.tp * k.gemm(x.T / x.tp, n, kk) / whole : 1.0;
@@ -273,8 +274,8 @@ TpBlockGemms tp_block_gemms(const Kernels& k, const Shapes& x, double block, dou
     TpBlockGemms g;
     g.last = k.gemm(x.T, last_n, last_k);
     g.first = std::max(0.0, block - g.last);
-    g.first_split = g.first * split(first_n, first_k);
-    g.last_split = g.last * split(last_n, last_k);
+    g.first_split = chunked ? g.first * split(first_n, first_k) : g.first;
+    g.last_split = chunked ? g.last * split(last_n, last_k) : g.last;
     return g;
 }
 
@@ -533,7 +534,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         const double attention_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.v_head_dim) : d(m.heads) * d(m.head_dim);
         const double qkv_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim)
                                                                          : (d(m.heads) + 2 * d(m.kv_heads)) * d(m.head_dim);
-        tp_blocks[0] = tp_block_gemms(k, x, f.gemm, qkv_out / x.tp, d(m.hidden), d(m.hidden), attention_out / x.tp);
+        tp_blocks[0] = tp_block_gemms(k, x, f.gemm, qkv_out / x.tp, d(m.hidden), d(m.hidden), attention_out / x.tp, pipelined_tp);
     }
     const double core_before = f.attention;
     attention_core(ctx, k, x, l, layer, f, b);
@@ -566,13 +567,13 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         if (tp_gemms && m.moe.shared_experts > 0) {
             const double shared = d(m.moe.shared_experts * m.moe.shared_ffn_hidden);
             tp_blocks[1] = tp_block_gemms(k, x, moe.shared.gemm, (m.gated_mlp() ? 2 : 1) * shared / x.tp, d(m.hidden), d(m.hidden),
-                                          shared / x.tp);
+                                          shared / x.tp, pipelined_tp);
         }
     } else {
         dense_act = mlp(m, k, x.T, d(m.ffn_hidden), x.tp, dense_mlp, dense_mlp_b);
         if (tp_gemms)
             tp_blocks[1] = tp_block_gemms(k, x, dense_mlp.gemm, (m.gated_mlp() ? 2 : 1) * d(m.ffn_hidden) / x.tp, d(m.hidden), d(m.hidden),
-                                          d(m.ffn_hidden) / x.tp);
+                                          d(m.ffn_hidden) / x.tp, pipelined_tp);
         f.gemm += dense_mlp.gemm;
         f.memory += dense_mlp.memory;
         b.gemm += dense_mlp_b.gemm;

@@ -394,6 +394,9 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
     // (the screen's cost no longer grows with pp times the layers).
     double previous_slowdown = 0, previous_comm = 0, previous_pairing = 0;
     bool previous_middle = false;
+    // Userbuffers (or a runtime's own share) overlap the TP collectives by the runtime's fraction;
+    // on Transformer Engine's NCCL path only what layer_cost hid runs apart.
+    const double tp_share = tp_overlap_share(ctx.runtime(), l, ctx.scenario().training.precision);
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         const double slowdown = straggler_slowdown(ctx, l, stage, fleet);
         const double comm_factor = 1.0 / degraded_factor(ctx, l, stage);
@@ -418,9 +421,6 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
         sp.chunks = std::move(reused);
         sp.chunks.reserve(static_cast<std::size_t>(chunks));
         sp.slowdown = slowdown;
-        // Userbuffers (or a runtime's own share) overlap the TP collectives by the runtime's
-        // fraction; on Transformer Engine's NCCL path only what layer_cost hid runs apart.
-        const double tp_share = tp_overlap(ctx.runtime(), l, ctx.scenario().training.precision) == TpOverlap::TeNcclBackward ? 0.0 : ctx.runtime().overlap.tp;
         const Exposure exposure{&ctx.runtime(), sp.slowdown, pairing, tp_share};
         terms.expose(exposure);
         const std::int64_t n = last - first;

@@ -225,6 +225,11 @@ inline TpOverlap tp_overlap(const RuntimeProfile& runtime, const Layout& layout,
     if (runtime.overlap.tp <= 0) return TpOverlap::RuntimeShare;
     return layout.sequence_parallel && recipe.userbuffers() ? TpOverlap::Userbuffers : TpOverlap::TeNcclBackward;
 }
+// The share of a layout's TP collectives (less what ran apart beside GEMMs) its runtime overlaps:
+// the runtime's fraction, none on TE's NCCL path.
+inline double tp_overlap_share(const RuntimeProfile& runtime, const Layout& layout, const PrecisionRecipe& recipe) {
+    return tp_overlap(runtime, layout, recipe) == TpOverlap::TeNcclBackward ? 0.0 : runtime.overlap.tp;
+}
 
 // The dtype gradients are kept and reduced in: the scenario's optimizer setting, else the framework's.
 Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& runtime);
