@@ -57,9 +57,13 @@ QuantizationCost quantization_cost(Scaling scaling, bool delayed) {
         // against 2,815 for per-tensor FP8 (0.95). TE's own norm kernel does not write MXFP8: the
         // norm writes 16 bits and the quantiser runs whole after it (normalization.cpp:
         // Impl::UNFUSED for MXFP8 quantizers unless NVTE_NORM_FWD_USE_CUDNN selects cuDNN's norm,
-        // which Megatron-Bridge's performance scripts unset for every MXFP8 recipe,
-        // scripts/performance/perf_plugins.py at v0.2.1 and v0.3.0), so fused costs what
-        // standalone does.
+        // TE v2.2-v2.12), so fused costs what standalone does. Megatron-Bridge's performance
+        // scripts unset that variable for every MXFP8 recipe but DeepSeek-V3's on GB200/GB300 in
+        // v0.3.0 (scripts/performance/perf_plugins.py, del_cudnn_ln), where cuDNN's norm writes
+        // the MXFP8 copies itself; not priced: 4 B less per norm output element, about 0.2% of a
+        // DeepSeek-V3 layer. (The same scripts keep cuDNN's norm for some FP8-CS recipes, where
+        // TE then leaves Impl::FUSED_NORM_AMAX_FP8 for the unfused path: an amax pass more, under
+        // 0.5% of a Llama 3 70B layer; not priced either.)
         case Scaling::Mx: return with_efficiency(0.95, 2.0 + 2.0 + 2.0 / 32, 2.0 + 2.0 + 2.0 / 32);
         // NVFP4 (Transformer Engine's recipe since PR #2177, September 2025: NVFP4Quantizer::
         // quantize_impl): one pass reads the tensor for both amaxes, the row-wise and the
