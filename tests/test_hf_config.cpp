@@ -273,11 +273,22 @@ TEST_CASE("configs Sextant does not model are input errors that name the key") {
     json bad = qwen_moe;
     bad["model_type"] = "qwen3_next";  // an unknown architecture with MoE keys: never a dense read
     expect_error(bad, "/model/model_type", "is not a model_type Sextant reads");
+    bad["model_type"] = "nemotron_h";  // Mamba-2 mixers between attention and MoE layers (README "Known gaps")
+    bad["hybrid_override_pattern"] = "MEMEM*EMEMEM*";
+    expect_error(bad, "/model/model_type", "is not a model_type Sextant reads");
 
     bad = config("qwen3-32b.json");
     bad["model_type"] = "llama";
     bad["num_local_experts"] = 8;  // experts the llama reader does not place
     expect_error(bad, "/model/num_local_experts", "is not part of model_type llama");
+
+    // A hybrid's mixer keys under a family Sextant reads are refused, not read as a dense model.
+    json hybrid = config("qwen3-8b.json");
+    hybrid["hybrid_override_pattern"] = "M*M-M*M-";
+    expect_error(hybrid, "/model/hybrid_override_pattern", "is not part of model_type qwen3");
+    hybrid = config("qwen3-8b.json");
+    hybrid["linear_num_value_heads"] = 32;
+    expect_error(hybrid, "/model/linear_num_value_heads", "is not part of model_type qwen3");
 
     bad = qwen_moe;
     bad["mlp_only_layers"] = {0, 5};  // dense layers 0 and 5: not every n-th after the first k
