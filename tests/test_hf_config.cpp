@@ -283,10 +283,11 @@ TEST_CASE("configs Sextant does not model are input errors that name the key") {
     expect_error(bad, "/model/num_local_experts", "is not part of model_type llama");
 
     // A hybrid's mixer keys under a family Sextant reads are refused, not read as a dense model.
-    json hybrid = config("qwen3-8b.json");
+    const json qwen3 = config("qwen3-8b.json");
+    json hybrid = qwen3;
     hybrid["hybrid_override_pattern"] = "M*M-M*M-";
     expect_error(hybrid, "/model/hybrid_override_pattern", "is not part of model_type qwen3");
-    hybrid = config("qwen3-8b.json");
+    hybrid = qwen3;
     hybrid["linear_num_value_heads"] = 32;
     expect_error(hybrid, "/model/linear_num_value_heads", "is not part of model_type qwen3");
 

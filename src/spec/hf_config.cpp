@@ -75,8 +75,8 @@ constexpr std::string_view kShapeKeys[] = {
     "use_sliding_window", "max_window_layers", "sliding_window_pattern", "layer_types",
     "attention_chunk_size", "no_rope_layers", "attention_bias", "mlp_bias",
     // State-space and linear-attention mixers, which no family read here has: Mamba-2 hybrids
-    // (Nemotron-H's hybrid_override_pattern and mamba_*/ssm_* keys), Jamba's layer periods and
-    // mamba_d_* keys, Qwen3-Next's gated delta-net (linear_* heads, full_attention_interval).
+    // (Nemotron-H's layer pattern and Mamba sizes), Jamba's layer periods and Mamba sizes,
+    // Qwen3-Next's gated delta-net (its linear heads, full_attention_interval).
     "hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "mamba_d_state",
     "mamba_d_conv", "mamba_expand", "attn_layer_period", "attn_layer_offset", "linear_num_value_heads",
     "linear_num_key_heads", "full_attention_interval",
