@@ -66,8 +66,8 @@ bool equal_value(const json& a, const json& b) {
 
 // The generic rule kinds of tests/data/*.json (conditions: if, when_present, if_value,
 // if_contains (a word of a list value), when_gt, when_equal; demands: requires, requires_any,
-// forbids, equals, value_in, at_most_one, multiple_of, at_least, less_than, min_value,
-// product_equals); "check" rules name a structural check the caller runs.
+// forbids, equals, value_in, at_most_one, multiple_of, multiple_or_divisor, at_least, less_than,
+// min_value, product_equals); "check" rules name a structural check the caller runs.
 void check_rule(const json& rule, const Values& v) {
     CAPTURE(rule["id"].get<std::string>());
     if (rule.contains("if") && !v.has(rule["if"])) return;
@@ -121,6 +121,10 @@ void check_rule(const json& rule, const Values& v) {
         const std::int64_t a = v.product(rule["multiple_of"][0]), b = v.product(rule["multiple_of"][1]);
         CHECK_MESSAGE(b > 0, "divisor 0");
         if (b > 0) CHECK_MESSAGE(a % b == 0, a << " is not a multiple of " << b);
+    }
+    if (rule.contains("multiple_or_divisor")) {
+        const std::int64_t a = v.product(rule["multiple_or_divisor"][0]), b = v.product(rule["multiple_or_divisor"][1]);
+        CHECK_MESSAGE((a > 0 && b > 0 && (a % b == 0 || b % a == 0)), a << " is neither a multiple nor a divisor of " << b);
     }
     if (rule.contains("at_least")) CHECK(v.number(rule["at_least"][0]) >= v.number(rule["at_least"][1]));
     if (rule.contains("less_than")) CHECK(v.number(rule["less_than"][0]) < v.number(rule["less_than"][1]));

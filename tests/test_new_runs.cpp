@@ -504,8 +504,9 @@ TEST_CASE("MoE dispatcher rules follow Megatron's: no overlap with all-gather, n
         return "";
     };
     CHECK(error_path(doc) == "/layout/ep_a2a_overlap");
-    CHECK(ep_overlap_rule(true, MoeDispatcher::AllGather, 8, 1, 1, std::nullopt, std::nullopt) != "");
-    CHECK(ep_overlap_rule(true, MoeDispatcher::HybridEP, 8, 1, 1, std::nullopt, std::nullopt) == "");
+    const ModelSpec moe = parse_model(load_preset("models", "mixtral-8x7b", "/model"), "/model");
+    CHECK(ep_overlap_rule(moe, MoeDispatcher::AllGather, 8, 1, 1, std::nullopt, std::nullopt) != "");
+    CHECK(ep_overlap_rule(moe, MoeDispatcher::HybridEP, 8, 1, 1, std::nullopt, std::nullopt) == "");
     doc["layout"]["ep_a2a_overlap"] = false;
     CHECK(error_path(doc) == "");
     doc["layout"]["moe_dispatcher"] = "nccl";

@@ -73,11 +73,19 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
         m["attention"] = {{"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
         m["sliding_window"] = {{"tokens", 128}};
         const ModelSpec spec = parse_model(m, "/model");
-        CHECK(check_defaults(model_fields(), spec, "/model") == 4);  // mtp_layers, qkv_bias, activation_clamp, source
+        // mtp_layers, qkv_bias, activation_clamp, hybrid_override_pattern, source
+        CHECK(check_defaults(model_fields(), spec, "/model") == 5);
         CHECK(spec.name == field_default_text(model_fields(), "name"));
         CHECK(check_defaults(moe_fields(), spec.moe, "/model/moe") == 6);
         CHECK(check_defaults(mla_fields(), spec.mla, "/model/attention") == 1);
         CHECK(check_defaults(sliding_window_fields(), spec.window, "/model/sliding_window") == 1);
+        json hybrid = tiny_model();
+        hybrid["hidden"] = 512;  // 2 x 512 / 64 = 16 SSM heads, over the 8 default groups
+        hybrid["hybrid_override_pattern"] = "M-";
+        hybrid["mamba"] = json::object();
+        const ModelSpec mamba = parse_model(hybrid, "/model");
+        CHECK(check_defaults(mamba_fields(), mamba.mamba, "/model/mamba") == 5);  // all but heads (a rule)
+        CHECK(mamba.mamba.heads == 2 * mamba.hidden / mamba.mamba.head_dim);
         // The family default the table names is the one the parser applies.
         CHECK(field_default_text(model_fields(), "arch") == "llama");
         CHECK(spec.norm == NormKind::RmsNorm);

@@ -72,11 +72,20 @@ TEST_CASE("rule: tp divides the attention heads") {
     expect(d, "/layout/tp", "divide the attention heads (12)");
 }
 
-TEST_CASE("rule: tp divides the key/value heads") {
+TEST_CASE("rule: tp divides the key/value heads, or they divide it where the framework gathers QKV") {
     json d = base();
+    d["model"] = {{"layers", 4}, {"hidden", 1536}, {"heads", 24}, {"kv_heads", 6}, {"vocab", 1000}, {"ffn_hidden", 4096}};
+    d["layout"] = {{"tp", 4}, {"pp", 1}, {"dp", 16}};
+    expect(d, "/layout/tp", "key/value heads (6) or be a multiple of them");
+    // Llama 3 70B's 8 KV heads under tp 16: Megatron-Core 0.16+ (nemo-2026) gathers each rank's
+    // QKV output and slices it; an older generation cannot run it.
+    d = base();
     d["cluster"]["gpus"] = 128;
     d["layout"] = {{"tp", 16}, {"pp", 1}, {"dp", 8}};
-    expect(d, "/layout/tp", "key/value heads (8)");
+    const Scenario s = parse_scenario(d, data_dir());
+    CHECK_THROWS_WITH_AS(StepContext{s}, doctest::Contains("key/value heads (8) under megatron-core-2024"), InputError);
+    d["framework"] = "nemo-2026";
+    CHECK_NOTHROW(StepContext{parse_scenario(d, data_dir())});
 }
 
 TEST_CASE("rule: tp divides ffn_hidden") {

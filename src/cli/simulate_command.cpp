@@ -57,7 +57,11 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
     Table& t = out.table("", {{"", "where the step goes"}, {"", "time"}, {"", "share"}});
     for (const auto& [name, value] : r.breakdown.items())
         if (value > 0) t.rows.push_back({name, Value(value, Style::Duration), Value(value / r.step_time_s, Style::Fraction)});
-    out.note(fmt::format("critical pipeline stage: {}; MFU counts 6 x active parameters + 12 L h s FLOPs per token", r.critical_stage));
+    // A hybrid model's attention term covers its attention layers only, and its Mamba layers add
+    // their SSD scans (model_flops_per_step).
+    const bool hybrid = s.model.is_hybrid();
+    out.note(fmt::format("critical pipeline stage: {}; MFU counts 6 x active parameters + 12 L h s FLOPs per token{}", r.critical_stage,
+                         hybrid ? " (L: the attention layers) + 3 x each Mamba layer's SSD scan" : ""));
     return out;
 }
 

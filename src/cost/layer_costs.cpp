@@ -7,6 +7,7 @@
 #include "cost/quantization.hpp"
 #include "memory/activations.hpp"
 #include "memory/stage_params.hpp"
+#include "model/layer_gemms.hpp"
 #include "model/params.hpp"
 
 namespace sextant {
@@ -125,7 +126,8 @@ private:
 // adapters beside the QKV and output projections (MLPerf's Llama 2 70B LoRA reference adapts the
 // attention projections).
 // Returns the forward cost of MLA's up-projections (what mla_up_proj recompute re-runs).
-PhaseCost attention_projections(const ModelSpec& m, const Kernels& k, const Shapes& x, const TrainingSpec& t, PhaseCost& f, PhaseCost& b) {
+PhaseCost attention_projections(const ModelSpec& m, const Kernels& k, const Shapes& x, const TrainingSpec& t, const GroupShape& tp_group,
+                                PhaseCost& f, PhaseCost& b) {
     const double h = d(m.hidden), heads = d(m.heads), T = x.T, tp = x.tp;
     if (m.attention == AttentionKind::MultiLatent) {
         const auto& a = m.mla;
@@ -147,6 +149,13 @@ PhaseCost attention_projections(const ModelSpec& m, const Kernels& k, const Shap
     const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
     k.linear(f, b, T, (q + 2 * kv) / tp, h, Producer::Fused);
     k.linear(f, b, T, h, q / tp);
+    if (m.kv_heads < static_cast<std::int64_t>(tp)) {
+        // TP above the KV heads (Megatron-Core 0.16+, attention.py get_query_key_value_tensors):
+        // each rank's QKV output is all-gathered over TP, 16 bits, and sliced to its heads; the
+        // gather's backward is a reduce-scatter.
+        f.tp += k.collective(CollectiveOp::AllGather, T * (q + 2 * kv) * 2, tp_group);
+        b.tp += k.collective(CollectiveOp::ReduceScatter, T * (q + 2 * kv) * 2, tp_group);
+    }
     if (t.mode == TrainingMode::Lora) {
         const Kernels adapters = k.bf16_kernels();
         adapters.adapter(f, b, T, (q + 2 * kv) / tp, h, d(t.lora.rank));
@@ -238,16 +247,55 @@ void attention_core(const CostContext& ctx, const Kernels& k, const Shapes& x, c
 // turns its small decoupled part inside its projections, not priced apart).
 double rotary_elements(const ModelSpec& m, const Shapes& x) {
     if (!m.rotary() || m.attention != AttentionKind::Standard) return 0;
-    return (d(m.heads) + d(m.kv_heads)) * d(m.head_dim) / x.tp * x.T;
+    return (d(m.heads) / x.tp + d(m.kv_heads_per_rank(static_cast<std::int64_t>(x.tp)))) * d(m.head_dim) * x.T;
 }
 
 // Norms, residual adds, dropout, and the rotary embedding where one fused kernel runs it (reads
-// and writes each element): bytes, forward; backward moves about twice.
-double elementwise_bytes(const ModelSpec& m, const Shapes& x, bool dropout, bool fused_rotary) {
+// and writes each element): bytes, forward; backward moves about twice. Each block of the layer
+// (attention or Mamba, MLP or MoE) has its norm and its residual add.
+double elementwise_bytes(const ModelSpec& m, std::int64_t layer, const Shapes& x, bool dropout, bool fused_rotary) {
     const double h = d(m.hidden);
-    double per_norm_token = 2 * 4 * h + 2 * 6 * h;  // two norms (read, write), two residual adds
-    if (dropout) per_norm_token += 2 * 5 * h;
-    return per_norm_token * x.norm_T + (fused_rotary ? 4 * rotary_elements(m, x) : 0.0);
+    const double blocks = (m.layer_mixer(layer) != Mixer::None ? 1.0 : 0.0) + (m.layer_ffn(layer) != Ffn::None ? 1.0 : 0.0);
+    double per_norm_token = blocks * (4 * h + 6 * h);  // a norm (read, write), a residual add
+    if (dropout) per_norm_token += blocks * 5 * h;
+    const bool rotary = fused_rotary && m.layer_mixer(layer) == Mixer::Attention;
+    return per_norm_token * x.norm_T + (rotary ? 4 * rotary_elements(m, x) : 0.0);
+}
+
+// A Mamba-2 mixer (Megatron-Core MambaMixer on its memory-efficient path), TP sharded by heads
+// and groups: in_proj (fed by the norm, Transformer Engine's LayerNormColumnParallelLinear) and
+// out_proj in the recipe's precision; between them the conv1d, the chunked SSD scan and the
+// gated norm (mamba_ssm's Triton kernels, 16-bit). The scan's four products per chunk of Q
+// tokens (Dao and Gu 2024, section 6) run as batched matmuls, each priced as the 16-bit GEMM of
+// its stacked shape: C B^T per group (Q x N by N x Q), the masked (C B^T) X per head (Q x Q by
+// Q x P), each chunk's state B^T X (N x Q by Q x P) and the states' contribution C h (Q x N by
+// N x P); backward, each product's two gradients (twice the forward). The memory-bound parts
+// move, per token and layer on one GPU: the conv1d reads and writes [x, B, C] (its backward
+// rebuilds it, then reads the gradient and input and writes the input's gradient); the chunk
+// states, fp32, H P N / Q per token, are written, passed (read and written) and read; C B^T,
+// fp32, G Q per token, written and read; the gated norm reads y and z and writes its output
+// (backward reads those three, writes two gradients).
+// Returns the forward seconds of the projections' GEMMs (the block's TP GEMMs).
+double mamba_block(const CostContext& ctx, const Kernels& k, const Shapes& x, PhaseCost& f, PhaseCost& b) {
+    const ModelSpec& m = ctx.scenario.model;
+    const MambaSpec& s = m.mamba;
+    const double h = d(m.hidden), T = x.T, tp = x.tp;
+    const double heads = d(s.heads) / tp, groups = d(s.groups) / tp, P = d(s.head_dim), N = d(s.state), Q = d(s.chunk);
+    const double inner = d(s.inner()) / tp, conv = d(s.conv_channels()) / tp;
+    const double gemm_before = f.gemm;
+    k.linear(f, b, T, d(s.in_proj_out()) / tp, h, Producer::Fused);
+    k.linear(f, b, T, h, inner);
+    const double projections = f.gemm - gemm_before;
+    const Kernels scan = k.bf16_kernels();
+    const double products = scan.gemm(T * groups, Q, N) + scan.gemm(T * heads, P, Q) + scan.gemm(N * T / Q * heads, P, Q) +
+                            scan.gemm(T * heads, P, N);
+    f.attention += products;
+    b.attention += 2 * products;
+    const double conv_bytes = 2 * conv * 2, states = 4 * heads * P * N / Q, scores = 4 * groups * Q;
+    const double norm_bytes = 3 * 2 * inner;
+    f.memory += k.memory(T * (conv_bytes + 4 * states + 2 * scores + norm_bytes));
+    b.memory += k.memory(T * (conv_bytes + 1.5 * conv_bytes + 2 * 4 * states + 2 * 2 * scores + 5 * 2 * inner));
+    return projections;
 }
 
 // Forward seconds of a TP-parallel block's GEMMs around its sequence-parallel collectives: the
@@ -522,25 +570,39 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     LayerCost c;
     PhaseCost& f = c.forward;
     PhaseCost& b = c.backward;
-    const PhaseCost up_projections = attention_projections(m, k, x, ctx.scenario.training, f, b);
+    const Mixer mixer = m.layer_mixer(layer);
     // The blocks' GEMMs around their TP collectives, read only where async TP pipelines them or
     // Transformer Engine's backward runs its collectives beside them (the planner's screen
-    // prices every layout without async TP). Attention: the output projection last, the rest first.
+    // prices every layout without async TP). Attention: the output projection last, the rest
+    // first; a Mamba mixer: in_proj first, out_proj last.
     const bool pipelined_tp = l.async_tp && l.sequence_parallel;
     const bool backward_async = l.tp > 1 && tp_overlap(ctx.runtime, l, ctx.scenario.training.precision) == TpOverlap::TeNcclBackward;
     const bool tp_gemms = pipelined_tp || backward_async;
     TpBlockGemms tp_blocks[2];
-    if (tp_gemms) {
-        const double attention_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.v_head_dim) : d(m.heads) * d(m.head_dim);
-        const double qkv_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim)
-                                                                         : (d(m.heads) + 2 * d(m.kv_heads)) * d(m.head_dim);
-        tp_blocks[0] = tp_block_gemms(k, x, f.gemm, qkv_out / x.tp, d(m.hidden), d(m.hidden), attention_out / x.tp, pipelined_tp);
+    std::size_t tp_block_count = 0;
+    PhaseCost up_projections;
+    double core = 0;
+    if (mixer == Mixer::Attention) {
+        up_projections = attention_projections(m, k, x, ctx.scenario.training, groups.tp, f, b);
+        if (tp_gemms) {
+            const double attention_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.v_head_dim) : d(m.heads) * d(m.head_dim);
+            const double qkv_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim)
+                                                                             : (d(m.heads) + 2 * d(m.kv_heads)) * d(m.head_dim);
+            tp_blocks[0] = tp_block_gemms(k, x, f.gemm, qkv_out / x.tp, d(m.hidden), d(m.hidden), attention_out / x.tp, pipelined_tp);
+        }
+        const double core_before = f.attention;
+        attention_core(ctx, k, x, l, layer, f, b);
+        core = f.attention - core_before;
+        tp_block_count = 1;
+    } else if (mixer == Mixer::Mamba) {
+        const double projections = mamba_block(ctx, k, x, f, b);
+        if (tp_gemms)
+            tp_blocks[0] = tp_block_gemms(k, x, projections, d(m.mamba.in_proj_out()) / x.tp, d(m.hidden), d(m.hidden),
+                                          d(m.mamba.inner()) / x.tp, pipelined_tp);
+        tp_block_count = 1;
     }
-    const double core_before = f.attention;
-    attention_core(ctx, k, x, l, layer, f, b);
-    const double core = f.attention - core_before;
-    const bool eager_rotary = m.position == PositionKind::Yarn && !ctx.runtime.fused.yarn_rope;
-    const double elementwise = elementwise_bytes(m, x, dropout, !eager_rotary);
+    const bool eager_rotary = m.position == PositionKind::Yarn && !ctx.runtime.fused.yarn_rope && mixer == Mixer::Attention;
+    const double elementwise = elementwise_bytes(m, layer, x, dropout, !eager_rotary);
     f.memory += k.memory(elementwise);
     b.memory += k.memory(2 * elementwise);
     if (eager_rotary) {
@@ -556,24 +618,26 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     }
     // The MLP block's TP all-gather and reduce-scatter: a dense MLP and shared experts need them;
     // routed experts without expert TP get their tokens from the dispatcher instead.
-    bool mlp_tp_comm = true;
     MoeParts moe;
     PhaseCost dense_mlp, dense_mlp_b;
     double dense_act = 0;
-    if (m.layer_is_moe(layer)) {
+    const Ffn ffn = m.layer_ffn(layer);
+    if (ffn == Ffn::Moe) {
         moe = moe_block(ctx, k, x, l, groups, f, b);
-        mlp_tp_comm = m.moe.shared_experts > 0 || l.etp > 1;
+        const bool mlp_tp_comm = m.moe.shared_experts > 0 || l.etp > 1;
         // The shared experts are the MLP block's TP GEMMs (expert TP's gathers have none of their own).
         if (tp_gemms && m.moe.shared_experts > 0) {
             const double shared = d(m.moe.shared_experts * m.moe.shared_ffn_hidden);
-            tp_blocks[1] = tp_block_gemms(k, x, moe.shared.gemm, (m.gated_mlp() ? 2 : 1) * shared / x.tp, d(m.hidden), d(m.hidden),
-                                          shared / x.tp, pipelined_tp);
+            tp_blocks[tp_block_count] = tp_block_gemms(k, x, moe.shared.gemm, (m.gated_mlp() ? 2 : 1) * shared / x.tp, d(m.hidden),
+                                                       d(m.hidden), shared / x.tp, pipelined_tp);
         }
-    } else {
+        if (mlp_tp_comm) ++tp_block_count;
+    } else if (ffn == Ffn::Dense) {
         dense_act = mlp(m, k, x.T, d(m.ffn_hidden), x.tp, dense_mlp, dense_mlp_b);
         if (tp_gemms)
-            tp_blocks[1] = tp_block_gemms(k, x, dense_mlp.gemm, (m.gated_mlp() ? 2 : 1) * d(m.ffn_hidden) / x.tp, d(m.hidden), d(m.hidden),
-                                          d(m.ffn_hidden) / x.tp, pipelined_tp);
+            tp_blocks[tp_block_count] = tp_block_gemms(k, x, dense_mlp.gemm, (m.gated_mlp() ? 2 : 1) * d(m.ffn_hidden) / x.tp, d(m.hidden),
+                                                       d(m.hidden), d(m.ffn_hidden) / x.tp, pipelined_tp);
+        ++tp_block_count;
         f.gemm += dense_mlp.gemm;
         f.memory += dense_mlp.memory;
         b.gemm += dense_mlp_b.gemm;
@@ -581,16 +645,30 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         b.memory += dense_mlp_b.memory;
     }
     const double gathered = sp_gather_element_bytes(ctx.scenario.training.precision);
-    const std::span<const TpBlockGemms> tp_block_span(tp_blocks, mlp_tp_comm ? 2 : 1);
+    const std::span<const TpBlockGemms> tp_block_span(tp_blocks, tp_block_count);
     // PyTorch's micro-pipeline pass fuses matmul -> reduce-scatter but not all-gather -> matmul
     // when the matmul takes row-wise scales (pytorch/pytorch#149990, torchao's row-wise float8).
     const bool gathers_pipelined = ctx.scenario.training.precision.scaling != Scaling::Row;
     const double sp_gather =
         tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, tp_block_span, gathered, ctx.runtime.sp_input_regathered, gathers_pipelined,
                              backward_async, f, b);
-    if (l.cp > 1) {
+    if (l.cp > 1 && mixer == Mixer::Mamba) {
+        // Megatron-Core's Mamba context parallelism (megatron/core/ssm/mamba_context_parallel.py)
+        // turns the sequence split into a head split before the conv1d and back after the scan:
+        // all-to-alls of z, x, B, C and dt, then of y, each its own, and the reverse backward.
+        // The mixer waits on each (cp_waited): no compute runs beside them.
+        const MambaSpec& ms = m.mamba;
+        double exchange = 0;
+        for (const std::int64_t width : {ms.inner(), ms.inner(), ms.groups * ms.state, ms.groups * ms.state, ms.heads, ms.inner()})
+            exchange += k.collective(CollectiveOp::AllToAll, x.T * d(width) / x.tp * 2, groups.cp);
+        f.cp += exchange;
+        f.cp_waited += exchange;
+        b.cp += exchange;
+        b.cp_waited += exchange;
+    }
+    if (l.cp > 1 && mixer == Mixer::Attention) {
         const double kv = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
-                                                                     : 2 * d(m.kv_heads) * d(m.head_dim);
+                                                                     : 2 * d(m.kv_heads_per_rank(l.tp)) * d(m.head_dim) * x.tp;
         const double step = k.collective(CollectiveOp::SendRecv, x.T * kv / x.tp * 2, groups.cp);
         f.cp += d(l.cp - 1) * step;
         b.cp += 2 * d(l.cp - 1) * step;
@@ -659,7 +737,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
                      mm.split == TpSplit::Row ? mm.in / x.tp : mm.in);
         }
         c.recompute = redo.compute() + k.memory(elementwise - 6 * d(m.hidden) * x.norm_T) + dense_act;
-        if (m.layer_is_moe(layer)) {
+        if (ffn == Ffn::Moe) {
             moe_rerun = 1;
             c.recompute += moe.block.compute();
             b.ep += moe.block.ep;
@@ -673,7 +751,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     } else if (l.recompute == Recompute::Selective) {
         const std::uint8_t r = active_recompute_modules(l.recompute, l.recompute_modules, ctx.runtime.flash_attention());
         // Two norms per layer, each reading and writing h elements per token in 16 bits.
-        if (r & kRecomputeLayerNorm) c.recompute += k.memory(2 * 4 * d(m.hidden) * x.norm_T);
+        if (r & kRecomputeLayerNorm) c.recompute += k.memory(m.norms_per_layer() * 4 * d(m.hidden) * x.norm_T);
         if (r & kRecomputeCoreAttn) c.recompute += core;
         if (r & kRecomputeMlaUpProj) c.recompute += up_projections.compute();
         if (r & kRecomputeAct) c.recompute += dense_act + moe.expert_act;
@@ -688,7 +766,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         }
     }
     b.memory += c.recompute;
-    if (m.layer_is_moe(layer)) moe_host_floor(ctx, l, moe_rerun, c);
+    if (ffn == Ffn::Moe) moe_host_floor(ctx, l, moe_rerun, c);
     return c;
 }
 
@@ -826,9 +904,12 @@ double model_flops_per_step(const Scenario& s) {
     // 12 h s per layer and token counts every key of the sequence (the causal mask is not
     // credited); a windowed layer counts the keys inside its band the same way.
     double keys = 0;
-    for (std::int64_t layer = 0; layer < m.layers; ++layer)
+    for (std::int64_t layer = 0; layer < m.layers; ++layer) {
+        if (m.layer_mixer(layer) != Mixer::Attention) continue;
         keys += m.layer_is_windowed(layer) ? 2.0 * m.mean_causal_keys(layer, s.training.seq_len) : d(s.training.seq_len);
-    return tokens * (6 * dense + 12 * attn_width * keys);
+    }
+    const double scan = d(m.mixer_layer_count(Mixer::Mamba)) * 3 * ssd_scan_flops_per_token(m);
+    return tokens * (6 * dense + 12 * attn_width * keys + scan);
 }
 
 double hardware_flops_per_step(const Scenario& s, const Layout& l, double model, const RuntimeProfile& runtime) {
@@ -850,7 +931,8 @@ double hardware_flops_per_step(const Scenario& s, const Layout& l, double model,
     }
     if (l.recompute == Recompute::Selective && !flash_attention) {
         const ModelSpec& m = s.model;
-        return model + s.training.tokens_per_step() * 4 * d(m.layers) * d(m.heads) * d(m.head_dim) * d(s.training.seq_len);
+        return model + s.training.tokens_per_step() * 4 * d(m.mixer_layer_count(Mixer::Attention)) * d(m.heads) * d(m.head_dim) *
+                           d(s.training.seq_len);
     }
     return model;
 }

@@ -19,7 +19,8 @@ struct PhaseCost {
     double memory = 0;     // memory-bound kernels: norms, rotary, activation, residual, dropout
     double tp = 0;         // tensor-parallel collectives, before overlap
     double tp_hidden = 0;  // of tp, what async TP pipelines with the collectives' own GEMMs
-    double cp = 0;         // context-parallel K/V exchange, before overlap
+    double cp = 0;         // context-parallel exchange (attention's K/V ring, Mamba's all-to-alls), before overlap
+    double cp_waited = 0;  // of cp, what runs with no compute beside it (Mamba's all-to-alls)
     double ep = 0;         // expert-parallel all-to-all, before overlap
     double zero3 = 0;      // ZeRO-3 parameter gather (and gradient reduce-scatter), before prefetch
     double zero3_waited = 0;  // the part of zero3 no prefetch can hide (gathered while the device waits)
@@ -102,7 +103,8 @@ double grad_norm_all_reduce(const CostContext& ctx, const GroupShape& world);
 double newton_schulz_time(const CostContext& ctx, const Layout& layout, double local_params);
 
 // Model FLOPs of one step (6N per token for the GEMMs incl. the output layer, plus 12 L h s per
-// token for attention, as Narayanan et al. and PaLM count; MoE counts the active experts), and
+// token for attention, as Narayanan et al. and PaLM count; MoE counts the active experts; a
+// Mamba layer three times its SSD scan's forward products), and
 // hardware FLOPs (the recomputed forward added: under the runtime's selective_checkpoint,
 // Megatron's modules with flash attention recompute only memory-bound ops, torchtitan's per-op
 // policy its unsaved matmuls, its layer policy 1/N of the forward).

@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <sstream>
 
@@ -87,12 +88,13 @@ void add_scenario_shapes(MeasurePlan& plan, const Scenario& s) {
     const std::int64_t v_dim = mla ? m.mla.v_head_dim : m.head_dim;
     for (std::int64_t tp : tp_degrees(s)) {
         const std::string at = " (tp " + std::to_string(tp) + (ep > 1 ? ", ep " + std::to_string(ep) : "") + ")";
-        // One dense and one MoE layer cover every layer kind.
-        std::vector<std::int64_t> kinds = {0};
+        // The first layer of each kind covers every kind's GEMMs.
+        std::vector<std::int64_t> kinds;
+        std::array<bool, kLayerKinds> seen_kind{};
         for (std::int64_t layer = 0; layer < m.layers; ++layer)
-            if (m.layer_is_moe(layer) != m.layer_is_moe(kinds.front())) {
+            if (!seen_kind[m.layer_kind(layer)]) {
+                seen_kind[m.layer_kind(layer)] = true;
                 kinds.push_back(layer);
-                break;
             }
         for (std::int64_t layer : kinds)
             for (const LayerGemm& g : layer_gemms(m, layer, tokens, tp, ep)) add_linear(plan, seen, recipe, g, at);

@@ -28,13 +28,17 @@ PerToken op_checkpoint_per_token(const ModelSpec& m, std::int64_t layer, bool se
         if (!mm.saved) continue;
         (mm.split == TpSplit::Column ? p.sharded : p.unsplit) += 2 * mm.out;
     }
-    const double out = m.attention == AttentionKind::MultiLatent ? heads * d(m.mla.v_head_dim) : heads * d(m.head_dim);
-    p.sharded += 2 * out + 4 * heads;
-    if (sequence_parallel) p.replicated += (m.layer_is_moe(layer) ? 1 : 2) * 2 * h;
+    if (m.layer_mixer(layer) == Mixer::Attention) {
+        const double out = m.attention == AttentionKind::MultiLatent ? heads * d(m.mla.v_head_dim) : heads * d(m.head_dim);
+        p.sharded += 2 * out + 4 * heads;
+    }
+    // One reduce-scatter output per block that ends in one: a mixer, a dense MLP.
+    const double scattered = (m.layer_mixer(layer) != Mixer::None ? 1 : 0) + (m.layer_ffn(layer) == Ffn::Dense ? 1 : 0);
+    if (sequence_parallel) p.replicated += scattered * 2 * h;
     return p;
 }
 
-PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t seq, std::uint8_t recompute) {
+PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t seq, std::int64_t tp, std::uint8_t recompute) {
     PerToken p;
     const double h = d(m.hidden), heads = d(m.heads);
     p.replicated += 2 * h;  // norm input (bytes: 2 per element)
@@ -50,7 +54,7 @@ PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::in
         p.replicated += t.saved_input_bytes * d(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
     } else {
         q = heads * d(m.head_dim);
-        k = v = d(m.kv_heads) * d(m.head_dim);
+        k = v = d(m.kv_heads_per_rank(tp) * tp) * d(m.head_dim);  // per rank: its KV heads, one above them
     }
     const double out_projection_input = m.attention == AttentionKind::MultiLatent ? v : q;
     // Q, K, V for the attention core's backward, unless the up-projections rebuild them.
@@ -63,6 +67,32 @@ PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::in
     }
     if (t.flash_attention) p.sharded += 4.0 * heads;  // fp32 log-sum-exp per head
     return p;
+}
+
+// A Mamba-2 mixer on Megatron-Core's memory-efficient path (use_mamba_mem_eff_path, the default):
+// mamba_split_conv1d_scan_combined saves in_proj's whole output [z, x, B, C, dt] and the scan's
+// output before the gated norm (16 bits) and the norm's fp32 reciprocal deviation per group, and
+// rebuilds the conv1d output and the chunk states in its backward (mamba_ssm ops/triton/
+// ssd_combined.py, MambaSplitConv1dScanCombinedFn); out_proj keeps its input, the normed output.
+// With the layer norm and in_proj input as attention's.
+PerToken mamba_per_token(const ModelSpec& m, const RuntimeTraits& t, std::uint8_t recompute) {
+    PerToken p;
+    const double h = d(m.hidden);
+    const MambaSpec& s = m.mamba;
+    p.replicated += 2 * h;
+    if (!(recompute & kRecomputeLayerNorm)) (t.sp_input_regathered ? p.replicated : p.unsplit) += t.saved_input_bytes * h;
+    p.sharded += 2 * d(s.in_proj_out()) + 2 * d(s.inner()) + 4 * d(s.groups) + t.saved_input_bytes * d(s.inner());
+    return p;
+}
+
+PerToken mixer_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t layer, std::int64_t seq, std::int64_t tp,
+                         std::uint8_t recompute) {
+    switch (m.layer_mixer(layer)) {
+    case Mixer::Attention: return attention_per_token(m, t, seq, tp, recompute);
+    case Mixer::Mamba: return mamba_per_token(m, t, recompute);
+    case Mixer::None: break;
+    }
+    return {};
 }
 
 // The first GEMM's output (gate|up for a gated MLP: 2f elements, else f) in 16 bits, and the
@@ -78,6 +108,7 @@ double mlp_internals(const ModelSpec& m, const RuntimeTraits& t, std::int64_t ff
 
 PerToken mlp_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t layer, std::uint8_t recompute) {
     PerToken p;
+    if (m.layer_ffn(layer) == Ffn::None) return p;
     const double h = d(m.hidden);
     p.replicated += 2 * h;                // norm input
     const double norm_output = t.saved_input_bytes * h;  // first GEMM (or router) input
@@ -122,7 +153,7 @@ double bytes_for(const PerToken& p, const Layout& l, double tokens) {
 
 // What a layer keeps when `modules` (Megatron's recompute modules; 0 = none) are recomputed.
 double kept_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer, std::uint8_t modules, double tokens) {
-    PerToken a = attention_per_token(s.model, t, s.training.seq_len, modules);
+    PerToken a = mixer_per_token(s.model, t, layer, s.training.seq_len, l.tp, modules);
     PerToken m = mlp_per_token(s.model, t, layer, modules);
     return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded, a.unsplit + m.unsplit}, l, tokens);
 }
@@ -178,7 +209,7 @@ const Layout& effective_sharding_scratch(const Layout& layout, const RuntimeTrai
 }
 
 double layer_working_set_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
-    PerToken a = attention_per_token(s.model, t, s.training.seq_len, 0);
+    PerToken a = mixer_per_token(s.model, t, layer, s.training.seq_len, l.tp, 0);
     PerToken m = mlp_per_token(s.model, t, layer, 0);
     return bytes_for({a.replicated + m.replicated, a.sharded + m.sharded, a.unsplit + m.unsplit}, l, tokens_per_microbatch(s, l));
 }

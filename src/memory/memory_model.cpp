@@ -83,10 +83,10 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
     const double dense_shards = d(l.dense_shards());
     const double expert_shards = d(l.expert_shards());
     LayerParams layer_params(s.model, l);
-    // A layer's stored activations, like its parameters, depend only on whether it is MoE.
-    std::optional<double> activations_of_kind[2];
+    // A layer's stored activations, like its parameters, depend only on its kind.
+    std::optional<double> activations_of_kind[kLayerKinds];
     const auto activation_bytes = [&](std::int64_t layer) {
-        std::optional<double>& kind = activations_of_kind[s.model.layer_is_moe(layer) ? 1 : 0];
+        std::optional<double>& kind = activations_of_kind[s.model.layer_kind(layer)];
         if (!kind) kind = layer_activation_bytes(s, l, traits, layer);
         return *kind;
     };

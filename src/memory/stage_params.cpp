@@ -24,17 +24,15 @@ void stage_layer_ranges(const Layout& l, std::vector<std::pair<std::int64_t, std
 }
 
 StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64_t layer) {
-    return layer_params_of_kind(m, l, m.layer_is_moe(layer));
-}
-
-StageParams layer_params_of_kind(const ModelSpec& m, const Layout& l, bool moe) {
     const double tp = d(l.tp);
     StageParams p;
-    // Norms are replicated across TP ranks; everything else is split by Megatron's TP.
-    p.dense = attention_params_per_layer(m) / tp + 2.0 * norm_params(m);
-    if (!moe) {
-        p.dense += mlp_params(m, m.ffn_hidden) / tp;
-        return p;
+    // Norms are replicated across TP ranks; everything else is split by Megatron's TP (a Mamba
+    // mixer's projections, conv1d and per-head terms by heads and groups).
+    p.dense = mixer_params(m, layer) / tp + m.norms_per_layer() * norm_params(m);
+    switch (m.layer_ffn(layer)) {
+    case Ffn::None: return p;
+    case Ffn::Dense: p.dense += mlp_params(m, m.ffn_hidden) / tp; return p;
+    case Ffn::Moe: break;
     }
     p.dense += d(m.hidden) * d(m.moe.experts);  // router, replicated
     p.dense += d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp;
@@ -44,27 +42,31 @@ StageParams layer_params_of_kind(const ModelSpec& m, const Layout& l, bool moe) 
 
 namespace {
 // A layer's linear modules in forward order on one GPU: attention input projection(s), output
-// projection, the MLP's first (gate and up fused) and second projections; a MoE layer's local
-// experts count as one module each way.
+// projection (a Mamba mixer's in_proj and out_proj), the MLP's first (gate and up fused) and
+// second projections; a MoE layer's local experts count as one module each way.
 std::vector<double> layer_modules(const ModelSpec& m, const Layout& l, std::int64_t layer) {
     const double h = d(m.hidden), tp = d(l.tp);
     std::vector<double> modules;
-    if (m.attention == AttentionKind::MultiLatent) {
+    const Mixer mixer = m.layer_mixer(layer);
+    if (mixer == Mixer::Mamba) {
+        modules.push_back(h * d(m.mamba.in_proj_out()) / tp);
+        modules.push_back(d(m.mamba.inner()) * h / tp);
+    } else if (mixer == Mixer::Attention && m.attention == AttentionKind::MultiLatent) {
         const auto& a = m.mla;
         const double heads = d(m.heads);
         modules.push_back(d(a.q_lora_rank > 0 ? a.q_lora_rank : m.hidden) * heads * d(a.qk_nope_head_dim + a.qk_rope_head_dim) / tp);
         modules.push_back(d(a.kv_lora_rank) * heads * d(a.qk_nope_head_dim + a.v_head_dim) / tp);
         modules.push_back(heads * d(a.v_head_dim) * h / tp);
-    } else {
+    } else if (mixer == Mixer::Attention) {
         modules.push_back(h * d(m.heads + 2 * m.kv_heads) * d(m.head_dim) / tp);
         modules.push_back(h * d(m.heads) * d(m.head_dim) / tp);
     }
     const double gate = m.gated_mlp() ? 2.0 : 1.0;
-    if (m.layer_is_moe(layer)) {
+    if (m.layer_ffn(layer) == Ffn::Moe) {
         const double local = d(m.moe.experts) / d(l.ep) / d(l.etp);
         modules.push_back(local * h * d(m.moe.expert_ffn_hidden) * gate);
         modules.push_back(local * h * d(m.moe.expert_ffn_hidden));
-    } else {
+    } else if (m.layer_ffn(layer) == Ffn::Dense) {
         modules.push_back(h * d(m.ffn_hidden) * gate / tp);
         modules.push_back(h * d(m.ffn_hidden) / tp);
     }
@@ -74,10 +76,18 @@ std::vector<double> layer_modules(const ModelSpec& m, const Layout& l, std::int6
 
 std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l, std::int64_t layer) {
     const double h = d(m.hidden), tp = d(l.tp);
-    std::vector<double> t(m.norm == NormKind::LayerNorm ? 4 : 2, h);
-    if (m.attention == AttentionKind::MultiLatent) {
+    std::vector<double> t(static_cast<std::size_t>((m.norm == NormKind::LayerNorm ? 2 : 1) * m.norms_per_layer()), h);
+    const Mixer mixer = m.layer_mixer(layer);
+    if (mixer == Mixer::Mamba) {
+        // in_proj, conv1d weight and bias, dt bias, A_log, D, the gated norm, out_proj.
+        const MambaSpec& s = m.mamba;
+        const double conv = d(s.conv_channels()) / tp;
+        for (const double tensor : {h * d(s.in_proj_out()) / tp, conv * d(s.conv_kernel), conv, d(s.heads) / tp, d(s.heads) / tp,
+                                    d(s.heads) / tp, d(s.inner()) / tp, d(s.inner()) * h / tp})
+            t.push_back(tensor);
+    } else if (mixer == Mixer::Attention && m.attention == AttentionKind::MultiLatent) {
         t.insert(t.end(), 3, attention_params_per_layer(m) / 3 / tp);
-    } else {
+    } else if (mixer == Mixer::Attention) {
         const double qkv = d(m.heads + 2 * m.kv_heads) * d(m.head_dim) / tp;
         t.push_back(h * qkv);
         if (m.qkv_bias || m.linear_bias) t.push_back(qkv);
@@ -90,7 +100,8 @@ std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l,
         t.insert(t.end(), static_cast<std::size_t>(copies), params * gate / (gate + 1));
         t.insert(t.end(), static_cast<std::size_t>(copies), params / (gate + 1));
     };
-    if (!m.layer_is_moe(layer)) {
+    if (m.layer_ffn(layer) == Ffn::None) return t;
+    if (m.layer_ffn(layer) == Ffn::Dense) {
         const double ffn = d(m.ffn_hidden) / tp;
         t.push_back(h * ffn * gate);
         if (m.linear_bias) t.push_back(ffn * gate);
@@ -268,10 +279,9 @@ bool middle_stage(const ScheduleDef& def, const Layout& l, std::int64_t stage) {
 bool same_layer_kinds(const ModelSpec& m, std::pair<std::int64_t, std::int64_t> a, std::pair<std::int64_t, std::int64_t> b) {
     const std::int64_t n = a.second - a.first;
     if (n != b.second - b.first) return false;
-    if (!m.is_moe() && m.window.tokens <= 0) return true;  // one kind of layer
+    if (!m.is_moe() && m.window.tokens <= 0 && !m.is_hybrid()) return true;  // one kind of layer
     for (std::int64_t i = 0; i < n; ++i)
-        if (m.layer_is_moe(a.first + i) != m.layer_is_moe(b.first + i) || m.layer_is_windowed(a.first + i) != m.layer_is_windowed(b.first + i))
-            return false;
+        if (m.layer_kind(a.first + i) != m.layer_kind(b.first + i)) return false;
     return true;
 }
 

@@ -20,19 +20,17 @@ struct StageParams {
 void stage_layer_ranges(const Layout& layout, std::vector<std::pair<std::int64_t, std::int64_t>>& out);
 
 // Parameters of one layer on one GPU (the same split as stage_params). A layer's count depends
-// only on whether it is an MoE layer.
+// only on its kind (ModelSpec::layer_kind: its mixer and its MLP block).
 StageParams layer_params_per_gpu(const ModelSpec& model, const Layout& layout, std::int64_t layer);
-StageParams layer_params_of_kind(const ModelSpec& model, const Layout& layout, bool moe);
 
-// layer_params_per_gpu with each kind (dense, MoE) computed once: loops over a model's layers
-// (the planner's screen runs several per layout) then cost a lookup a layer.
+// layer_params_per_gpu with each kind computed once, at the first layer of it asked for: loops
+// over a model's layers (the planner's screen runs several per layout) then cost a lookup a layer.
 class LayerParams {
 public:
     LayerParams(const ModelSpec& model, const Layout& layout) : model_(model), layout_(layout) {}
-    const StageParams& operator()(std::int64_t layer) { return of_kind(model_.layer_is_moe(layer)); }
-    const StageParams& of_kind(bool moe) {
-        std::optional<StageParams>& kind = kinds_[moe ? 1 : 0];
-        if (!kind) kind = layer_params_of_kind(model_, layout_, moe);
+    const StageParams& operator()(std::int64_t layer) {
+        std::optional<StageParams>& kind = kinds_[model_.layer_kind(layer)];
+        if (!kind) kind = layer_params_per_gpu(model_, layout_, layer);
         return *kind;
     }
     // Stage `stage`'s [first, end) layers, without allocating: asked stage by stage in order (as
@@ -46,7 +44,7 @@ public:
 private:
     const ModelSpec& model_;
     const Layout& layout_;
-    std::optional<StageParams> kinds_[2];
+    std::optional<StageParams> kinds_[kLayerKinds];
     std::int64_t stage_ = 0, first_ = 0;  // stage_range's cursor: stage_ starts at layer first_
 };
 
@@ -58,8 +56,8 @@ bool stage_holds_output(const Layout& layout, std::int64_t stage);
 // are its layers' alone.
 // `def` is the layout's schedule_def(), looked up once by callers that ask for every stage.
 bool middle_stage(const ScheduleDef& def, const Layout& layout, std::int64_t stage);
-// Whether two ranges of layers hold the same kinds of layer (dense or MoE, full or windowed
-// attention) in the same order: what their parameters, activations and costs depend on.
+// Whether two ranges of layers hold the same kinds of layer (ModelSpec::layer_kind: mixer, dense
+// or MoE MLP, full or windowed attention) in the same order: what their parameters, activations and costs depend on.
 bool same_layer_kinds(const ModelSpec& model, std::pair<std::int64_t, std::int64_t> a, std::pair<std::int64_t, std::int64_t> b);
 
 // LoRA adapters of `layers` layers on one GPU (split over TP like their projections); 0 when

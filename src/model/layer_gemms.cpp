@@ -36,8 +36,14 @@ void mlp(const ModelSpec& m, const std::string& what, std::int64_t tokens, std::
 
 std::vector<LayerGemm> layer_gemms(const ModelSpec& m, std::int64_t layer, std::int64_t T, std::int64_t tp, std::int64_t ep) {
     std::vector<LayerGemm> out;
-    attention(m, T, tp, out);
-    if (!m.layer_is_moe(layer)) {
+    if (m.layer_mixer(layer) == Mixer::Attention) attention(m, T, tp, out);
+    if (m.layer_mixer(layer) == Mixer::Mamba) {
+        // in_proj column-parallel by heads and groups, out_proj row-parallel (mamba_mixer.py).
+        out.push_back({"mamba in", T, m.mamba.in_proj_out() / tp, m.hidden});
+        out.push_back({"mamba out", T, m.hidden, m.mamba.inner() / tp});
+    }
+    if (m.layer_ffn(layer) == Ffn::None) return out;
+    if (m.layer_ffn(layer) == Ffn::Dense) {
         mlp(m, "mlp", T, m.ffn_hidden, tp, 1, out);
         return out;
     }
@@ -51,13 +57,24 @@ std::vector<LayerGemm> layer_gemms(const ModelSpec& m, std::int64_t layer, std::
     return out;
 }
 
+double ssd_scan_flops_per_token(const ModelSpec& m) {
+    const MambaSpec& s = m.mamba;
+    const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+    const double P = d(s.head_dim), N = d(s.state), Q = d(s.chunk);
+    return 2 * d(s.groups) * Q * N + 2 * d(s.heads) * (Q * P + 2 * N * P);
+}
+
 LayerGemm logits_gemm(const ModelSpec& m, std::int64_t T, std::int64_t tp) { return {"logits", T, (m.vocab + tp - 1) / tp, m.hidden}; }
 
 BlockMatmuls block_matmuls(const ModelSpec& m, std::int64_t layer) {
     BlockMatmuls mms;
     const auto d = [](std::int64_t v) { return static_cast<double>(v); };
     const double h = d(m.hidden), heads = d(m.heads);
-    if (m.attention == AttentionKind::MultiLatent) {
+    const Mixer mixer = m.layer_mixer(layer);
+    if (mixer == Mixer::Mamba) {
+        mms.push_back({h, d(m.mamba.in_proj_out()), TpSplit::Column});
+        mms.push_back({d(m.mamba.inner()), h, TpSplit::Row});
+    } else if (mixer == Mixer::Attention && m.attention == AttentionKind::MultiLatent) {
         const auto& a = m.mla;
         const double qk = heads * d(a.qk_nope_head_dim + a.qk_rope_head_dim);
         if (a.q_lora_rank > 0) {
@@ -69,14 +86,14 @@ BlockMatmuls block_matmuls(const ModelSpec& m, std::int64_t layer) {
         mms.push_back({h, d(a.kv_lora_rank + a.qk_rope_head_dim), TpSplit::None});
         mms.push_back({d(a.kv_lora_rank), heads * d(a.qk_nope_head_dim + a.v_head_dim), TpSplit::Column});
         mms.push_back({heads * d(a.v_head_dim), h, TpSplit::Row});
-    } else {
+    } else if (mixer == Mixer::Attention) {
         const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
         mms.push_back({h, q, TpSplit::Column});
         mms.push_back({h, kv, TpSplit::Column});
         mms.push_back({h, kv, TpSplit::Column});
         mms.push_back({q, h, TpSplit::Row});
     }
-    if (!m.layer_is_moe(layer)) {
+    if (m.layer_ffn(layer) == Ffn::Dense) {
         const double f = d(m.ffn_hidden);
         mms.push_back({h, f, TpSplit::Column});
         if (m.gated_mlp()) mms.push_back({h, f, TpSplit::Column});

@@ -25,13 +25,18 @@ struct LayerGemm {
 // the same size: the input gradient (m, k, n) and the weight gradient (k, n, m).
 std::vector<LayerGemm> layer_gemms(const ModelSpec& model, std::int64_t layer, std::int64_t tokens, std::int64_t tp,
                                    std::int64_t ep);
+// The forward FLOPs per token of one Mamba layer's chunked SSD scan (Dao and Gu 2024, section 6),
+// unsharded: per group C B^T within a chunk (2 Q N), per head the masked product with X (2 Q P),
+// the chunk's state B^T X (2 N P) and the states' contribution C h (2 N P).
+double ssd_scan_flops_per_token(const ModelSpec& model);
 // The output projection (logits) of the last stage.
 LayerGemm logits_gemm(const ModelSpec& model, std::int64_t tokens, std::int64_t tp);
 
 // The same layer's linear projections one at a time, in forward order, as an autograd policy that
 // counts matmuls sees them (torchtitan's modules: wq, wk, wv, then wo; MLA: q or q_a and q_b,
 // wkv_a, wkv_b, wo; then a dense MLP's w1, w3, w2, or w1, w2 ungated), where layer_gemms fuses
-// QKV and gate/up. A MoE layer lists its attention only (its experts run as grouped GEMMs).
+// QKV and gate/up. A MoE layer lists its attention only (its experts run as grouped GEMMs); a Mamba
+// mixer its in_proj and out_proj.
 enum class TpSplit { Column, Row, None };  // output split over TP, input split (partial sums out), neither
 struct BlockMatmul {
     double in = 0, out = 0;  // elements per token of the input and output, before the TP split

@@ -30,6 +30,14 @@ double attention_params_per_layer(const ModelSpec& m) {
     return params;
 }
 
+double mamba_params(const ModelSpec& m) {
+    const MambaSpec& s = m.mamba;
+    const double h = d(m.hidden), inner = d(s.inner()), in_out = d(s.in_proj_out()), conv = d(s.conv_channels());
+    double params = h * in_out + conv * d(s.conv_kernel + 1) + 3.0 * d(s.heads) + inner + inner * h;
+    if (m.linear_bias) params += in_out + h;
+    return params;
+}
+
 double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden) {
     const double h = d(m.hidden), f = d(ffn_hidden);
     if (m.gated_mlp()) return 3.0 * h * f + (m.linear_bias ? 2.0 * f + h : 0.0);
@@ -44,9 +52,26 @@ double moe_layer_params(const ModelSpec& m) {
            d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden);
 }
 
+double mixer_params(const ModelSpec& m, std::int64_t layer) {
+    switch (m.layer_mixer(layer)) {
+    case Mixer::Attention: return attention_params_per_layer(m);
+    case Mixer::Mamba: return mamba_params(m);
+    case Mixer::None: break;
+    }
+    return 0.0;
+}
+
+double ffn_params(const ModelSpec& m, std::int64_t layer) {
+    switch (m.layer_ffn(layer)) {
+    case Ffn::Dense: return mlp_params(m, m.ffn_hidden);
+    case Ffn::Moe: return moe_layer_params(m);
+    case Ffn::None: break;
+    }
+    return 0.0;
+}
+
 double layer_params(const ModelSpec& m, std::int64_t layer) {
-    const double mlp = m.layer_is_moe(layer) ? moe_layer_params(m) : mlp_params(m, m.ffn_hidden);
-    return attention_params_per_layer(m) + mlp + 2.0 * norm_params(m);
+    return mixer_params(m, layer) + ffn_params(m, layer) + m.norms_per_layer() * norm_params(m);
 }
 
 double lora_params_per_layer(const ModelSpec& m, std::int64_t rank) {
@@ -63,9 +88,11 @@ ParamCounts count_params(const ModelSpec& m) {
     c.output = m.tied_embeddings ? 0.0 : d(m.vocab) * h;
     c.final_norm = norm_params(m);
     const double moe_layers = d(m.moe_layer_count());
-    const double dense_layers = d(m.layers) - moe_layers;
-    c.attention = d(m.layers) * attention_params_per_layer(m);
-    c.norms = d(m.layers) * 2.0 * norm_params(m);
+    double dense_layers = 0;
+    for (std::int64_t l = 0; l < m.layers; ++l) dense_layers += m.layer_ffn(l) == Ffn::Dense ? 1 : 0;
+    c.attention = d(m.mixer_layer_count(Mixer::Attention)) * attention_params_per_layer(m);
+    c.mamba = d(m.mixer_layer_count(Mixer::Mamba)) * mamba_params(m);
+    c.norms = d(m.layers) * m.norms_per_layer() * norm_params(m);
     c.dense_mlp = dense_layers * mlp_params(m, m.ffn_hidden);
     if (m.is_moe()) {
         c.moe_experts = moe_layers * d(m.moe.experts) * routed_expert_params(m);
@@ -81,8 +108,7 @@ ParamCounts count_params(const ModelSpec& m) {
 }
 
 double ParamCounts::total() const {
-    return embedding + output + final_norm + attention + dense_mlp + moe_experts + moe_shared +
-           norms;
+    return embedding + output + final_norm + attention + mamba + dense_mlp + moe_experts + moe_shared + norms;
 }
 
 double ParamCounts::active(const ModelSpec& m) const {

@@ -11,7 +11,8 @@ struct ParamCounts {
     double embedding = 0;        // token (+ learned position) embeddings
     double output = 0;           // output projection (0 when tied)
     double final_norm = 0;
-    double attention = 0;        // all layers
+    double attention = 0;        // all attention layers
+    double mamba = 0;            // all Mamba layers' mixers (hybrid models)
     double dense_mlp = 0;        // all dense-MLP layers
     double moe_experts = 0;      // all routed experts of all MoE layers
     double moe_shared = 0;       // shared experts and routers
@@ -26,6 +27,12 @@ struct ParamCounts {
 ParamCounts count_params(const ModelSpec& m);
 
 double attention_params_per_layer(const ModelSpec& m);
+// One Mamba-2 mixer: in_proj, conv1d (weight and bias), the per-head dt bias, A and D, the gated
+// norm over d_inner, out_proj (mamba_mixer.py; biases on the projections where linear_bias).
+double mamba_params(const ModelSpec& m);
+// A layer's mixer (attention, Mamba or none) and its MLP block (dense, MoE or none).
+double mixer_params(const ModelSpec& m, std::int64_t layer);
+double ffn_params(const ModelSpec& m, std::int64_t layer);
 double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden);
 double norm_params(const ModelSpec& m);
 double routed_expert_params(const ModelSpec& m);      // one expert

@@ -69,6 +69,27 @@ struct Feature {
 
 void nothing(const Scenario&, const Layout&, Emitted&) {}
 
+// Layers of chunk `c` of a stage of `n` layers split into `vp` chunks (the simulator's split:
+// earlier chunks take the remainder).
+std::int64_t chunk_layers(std::int64_t n, std::int64_t vp, std::int64_t c) { return n / vp + (c < n % vp ? 1 : 0); }
+
+// A hybrid model's --hybrid-layer-pattern: its pattern cut with | into every virtual stage in the
+// same order, which is how Megatron-LM takes a hybrid model's pipeline split and interleaving
+// (arguments.py at d98e8a64dd refuses the layout and virtual-stage flags beside the pattern, and
+// derives the virtual stages from the segment count).
+std::string hybrid_layer_pattern(const Scenario& s, const Layout& l) {
+    if (l.pp == 1) return s.model.hybrid_pattern;
+    std::string out;
+    std::size_t at = 0;
+    for (std::int64_t v = 0; v < l.vp; ++v)
+        for (std::int64_t p = 0; p < l.pp; ++p) {
+            const auto n = static_cast<std::size_t>(chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v));
+            out += (out.empty() ? "" : "|") + s.model.hybrid_pattern.substr(at, n);
+            at += n;
+        }
+    return out;
+}
+
 const Feature kFeatures[] = {
     {"decoder shape", [](const Scenario&) { return true; },
      [](const Scenario& s, const Layout&, Emitted& e) {
@@ -250,6 +271,27 @@ const Feature kFeatures[] = {
      },
      nothing,
      [](const Scenario&, const Layout&, Emitted& e) { e.notes.push_back("DeepSpeed builds multi-latent attention in code"); }},
+    {"hybrid Mamba model", [](const Scenario& s) { return s.model.is_hybrid(); },
+     [](const Scenario& s, const Layout& l, Emitted& e) {
+         // Megatron-LM trains hybrid models with pretrain_mamba.py (MambaModel). At the target
+         // commit the pattern flag is --hybrid-layer-pattern (--hybrid-override-pattern, core_v0.16's
+         // name, is its deprecated alias), and the pattern also carries the pipeline split. The
+         // Mamba sizes are TransformerConfig's mamba_* fields.
+         const ModelSpec& m = s.model;
+         arg(e, "--hybrid-layer-pattern", hybrid_layer_pattern(s, l));
+         if (m.hybrid_pattern.find('M') != std::string::npos) {
+             arg(e, "--mamba-num-heads", m.mamba.heads);
+             arg(e, "--mamba-head-dim", m.mamba.head_dim);
+             arg(e, "--mamba-state-dim", m.mamba.state);
+             arg(e, "--mamba-num-groups", m.mamba.groups);
+         }
+         e.notes.push_back("a hybrid model launches with Megatron-LM's pretrain_mamba.py, not pretrain_gpt.py; Megatron-Bridge 26.02 "
+                           "(Megatron-Core 0.16) names the pattern --hybrid-override-pattern");
+     },
+     [](const Scenario&, const Layout&, Emitted& e) {
+         e.notes.push_back("torchtitan has no Mamba-2 hybrid model: the export's settings need a registered model of this shape");
+     },
+     [](const Scenario&, const Layout&, Emitted& e) { e.notes.push_back("DeepSpeed builds the hybrid Mamba model in code"); }},
     {"multi-token prediction", [](const Scenario& s) { return s.model.mtp_layers > 0; },
      [](const Scenario& s, const Layout&, Emitted& e) { arg(e, "--mtp-num-layers", s.model.mtp_layers); },
      [](const Scenario& s, const Layout&, Emitted& e) {
@@ -357,10 +399,6 @@ void apply_features(const Scenario& s, const Layout& l, Emitted& e, EmitFormat f
 
 // ---- Megatron-LM --------------------------------------------------------------------------
 
-// Layers of chunk `c` of a stage of `n` layers split into `vp` chunks (the simulator's split:
-// earlier chunks take the remainder).
-std::int64_t chunk_layers(std::int64_t n, std::int64_t vp, std::int64_t c) { return n / vp + (c < n % vp ? 1 : 0); }
-
 // --pipeline-model-parallel-layout: every virtual stage in Megatron's order (all pipeline ranks
 // of chunk 0, then of chunk 1, ...); E the embedding, t a layer, m an MTP module, L the loss.
 std::string pipeline_layout(const Scenario& s, const Layout& l) {
@@ -380,6 +418,7 @@ void megatron_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
     if (l.schedule != Schedule::OneFOneB && l.schedule != Schedule::Interleaved)
         e.notes.push_back(fmt::format("Megatron-Core ships no {} schedule: the export runs {}", schedule_name(l.schedule),
                                       l.vp > 1 ? "interleaved 1F1B" : "1F1B"));
+    if (s.model.is_hybrid()) return;  // the split is in --hybrid-layer-pattern
     const auto& split = l.stage_layers;
     const std::int64_t middle = split[split.size() / 2];
     const bool even = std::all_of(split.begin(), split.end(), [&](std::int64_t n) { return n == split.front(); });

@@ -31,15 +31,15 @@ std::vector<std::int64_t> knob(const std::optional<std::int64_t>& fixed,
     return out;
 }
 
-std::vector<std::int64_t> tp_values(const Scenario& s, const LayoutSpec& f) {
+std::vector<std::int64_t> tp_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o) {
     const ModelSpec& m = s.model;
     // TP beyond two NVLink domains never pays: its all-reduces would cross the scale-out network
     // twice per layer. Within that bound TP across nodes stays a candidate.
     const std::int64_t limit = std::min<std::int64_t>(s.cluster.gpus, 2 * s.cluster.nvlink_domain_gpus);
     return knob(f.tp, powers_of_two_up_to(limit), [&](std::int64_t t) {
-        bool kv_ok = m.attention != AttentionKind::Standard || m.kv_heads % t == 0;
+        const bool kv_ok = m.attention != AttentionKind::Standard || m.kv_heads % t == 0 || (o.framework.tp_beyond_kv_heads && t % m.kv_heads == 0);
         bool ffn_ok = m.ffn_hidden == 0 || m.ffn_hidden % t == 0;
-        return m.heads % t == 0 && kv_ok && ffn_ok;
+        return m.heads % t == 0 && kv_ok && ffn_ok && mamba_split_rule(m, t, 1).empty();
     });
 }
 
@@ -132,7 +132,7 @@ std::vector<std::int64_t> offload_layer_values(const Scenario& s, const LayoutSp
 std::vector<bool> ep_overlap_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
     const bool wanted = f.ep_a2a_overlap ? *f.ep_a2a_overlap : o.framework.ep_a2a_overlap;
     if (!wanted) return {false};  // the common case: no rule to evaluate
-    const bool allowed = ep_overlap_rule(s.model.is_moe(), f.moe_dispatcher, c.ep, c.pp, c.vp, c.recompute, c.recompute_modules).empty();
+    const bool allowed = ep_overlap_rule(s.model, f.moe_dispatcher, c.ep, c.pp, c.vp, c.recompute, c.recompute_modules).empty();
     if (f.ep_a2a_overlap) return allowed ? std::vector<bool>{true} : std::vector<bool>{};
     return allowed ? std::vector<bool>{false, true} : std::vector<bool>{false};
 }
@@ -342,7 +342,7 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
     std::vector<Candidate> out;
     Rejections rejected;
     const std::int64_t gpus = s.cluster.gpus;
-    const auto tps = tp_values(s, f);
+    const auto tps = tp_values(s, f, o);
     if (tps.empty())
         rejected.note(0, [&] {
             return InputError("/model/heads", num(s.model.heads),
@@ -351,6 +351,10 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
         });
     for (auto tp : tps) {
         for (auto cp : cp_values(s, f, o)) {
+            if (const std::string rule = mamba_split_rule(s.model, tp, cp); !rule.empty()) {
+                rejected.note(1, [&] { return InputError("/layout/cp", num(cp), rule + " at tp " + num(tp)); });
+                continue;
+            }
             if (gpus % (tp * cp) != 0) {
                 rejected.note(1, [&] {
                     return InputError("/cluster/gpus", num(gpus), "is not a multiple of tp x cp (" + num(tp) + " x " + num(cp) + ")");

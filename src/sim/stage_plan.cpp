@@ -47,7 +47,8 @@ struct Exposure {
         // Async TP's pipelined share first; the runtime's overlap of the rest.
         const double tp_open = p.tp - p.tp_hidden;
         e.parts[at(Cost::TP)] = tp_open * (1 - tp_share);
-        e.parts[at(Cost::CP)] = p.cp * (1 - o.cp);
+        const double cp_open = p.cp - p.cp_waited;
+        e.parts[at(Cost::CP)] = cp_open * (1 - o.cp) + p.cp_waited;
         const double ep_open = p.ep * (1 - o.ep);
         const double ep_paired = pairing * std::min(ep_open, partner * slowdown);
         e.parts[at(Cost::EP)] = ep_open - ep_paired;
@@ -55,7 +56,7 @@ struct Exposure {
         // which hides them as far as it lasts; what was not prefetched waits.
         const double zero3_hidden = std::min(p.zero3 - p.zero3_waited, p.compute());
         e.parts[at(Cost::ZeRO)] = p.zero3 - zero3_hidden;
-        const double hidden = p.tp_hidden + tp_open * tp_share + p.cp * o.cp + p.ep * o.ep + ep_paired + zero3_hidden;
+        const double hidden = p.tp_hidden + tp_open * tp_share + cp_open * o.cp + p.ep * o.ep + ep_paired + zero3_hidden;
         e.contention = runtime->sm_contention * hidden;
         return e;
     }
@@ -87,11 +88,17 @@ struct LayerTerms {
 
 // A phase whose kernels the host issues more slowly than the GPU runs them takes the host's
 // time: the difference waits as overhead (LayerCost::host_forward / host_backward).
-void host_floor(Exposed& e, double host) {
+double wall(const Exposed& e) {
+    double w = e.contention;
+    for (double v : e.parts) w += v;
+    return w;
+}
+
+// `cover`: GPU time queued ahead of the phase by layers the host issued at once (below).
+void host_floor(Exposed& e, double host, double cover = 0.0) {
     if (host <= 0) return;
-    double wall = e.contention;
-    for (double v : e.parts) wall += v;
-    if (host > wall) e.parts[at(Cost::Overhead)] += host - wall;
+    const double w = wall(e) + cover;
+    if (host > w) e.parts[at(Cost::Overhead)] += host - w;
 }
 
 // Each kind of layer's terms under a stage's exposure, worked out at the kind's first layer and
@@ -99,30 +106,51 @@ void host_floor(Exposed& e, double host) {
 // pairing): a chunk's layers then cost a few additions each, made in the order the terms arise.
 class TermsByKind {
 public:
-    TermsByKind(const LayerKinds& costs, LayerParams& params) : costs_(costs), params_(params) {}
+    TermsByKind(const ModelSpec& model, const LayerKinds& costs, LayerParams& params) : model_(model), costs_(costs), params_(params) {
+        if (!model.is_hybrid()) return;
+        for (std::int64_t l = 0; l < model.layers; ++l) ++counts_[model.layer_kind(l)];
+    }
     void expose(const Exposure& e) {
         if (ready_.any() && e.slowdown == exposure_.slowdown && e.pairing == exposure_.pairing) return;
         exposure_ = e;
         ready_.reset();
     }
-    const LayerTerms& operator()(std::size_t kind) {
+    const LayerTerms& operator()(std::int64_t layer) {
+        const std::size_t kind = model_.layer_kind(layer);
         if (!ready_[kind]) {
             const LayerCost& lc = costs_[kind];
             terms_[kind] = {exposure_.of(lc.forward, 0.0, lc.backward.compute()), exposure_.of(lc.backward, lc.recompute, lc.forward.compute()),
-                            lc.backward.weight_grad * exposure_.slowdown, params_.of_kind((kind & 1) != 0)};
-            host_floor(terms_[kind].forward, lc.host_forward);
-            host_floor(terms_[kind].backward, lc.host_backward);
+                            lc.backward.weight_grad * exposure_.slowdown, params_(layer)};
+            // A hybrid model's MoE layer stands alone, and the host issues it while the GPU still
+            // runs the Mamba and attention layers before it, which Megatron-Bridge captures in
+            // CUDA graphs (its Nemotron-H configs' cuda_graph_scope ["mamba", "attn"]) and the
+            // host launches at once: the floor covers the wall time of the other layers between
+            // two MoE layers, on average over the pattern (a transformer layer holds its
+            // attention, whose time its own wall already counts).
+            double cover_forward = 0, cover_backward = 0;
+            if (lc.host_forward > 0 && counts_[kind] > 0)
+                for (std::size_t other = 0; other < kLayerKinds; ++other) {
+                    if (other == kind || counts_[other] == 0) continue;
+                    const LayerCost& oc = costs_[other];
+                    const double per = static_cast<double>(counts_[other]) / static_cast<double>(counts_[kind]);
+                    cover_forward += per * wall(exposure_.of(oc.forward, 0.0, oc.backward.compute()));
+                    cover_backward += per * wall(exposure_.of(oc.backward, oc.recompute, oc.forward.compute()));
+                }
+            host_floor(terms_[kind].forward, lc.host_forward, cover_forward);
+            host_floor(terms_[kind].backward, lc.host_backward, cover_backward);
             ready_.set(kind);
         }
         return terms_[kind];
     }
 
 private:
+    const ModelSpec& model_;
     const LayerKinds& costs_;
     LayerParams& params_;
     Exposure exposure_;
-    std::bitset<4> ready_;
-    std::array<LayerTerms, 4> terms_;
+    std::bitset<kLayerKinds> ready_;
+    std::array<LayerTerms, kLayerKinds> terms_;
+    std::array<std::int64_t, kLayerKinds> counts_{};  // a hybrid model's layers of each kind (0 otherwise)
 };
 
 double sum(const CostParts& parts) {
@@ -280,11 +308,11 @@ LayoutCosts compute_layout_costs(const StepContext& ctx, const Layout& l) {
     const ModelSpec& m = ctx.scenario().model;
     const CostContext costs = ctx.costs();
     const LayoutGroups& groups = ctx.groups(l);
-    std::array<bool, 4> evaluated{};
+    std::array<bool, kLayerKinds> evaluated{};
     LayoutCosts c;
     c.groups = &groups;
     for (std::int64_t i = 0; i < m.layers; ++i) {
-        const auto kind = static_cast<std::size_t>((m.layer_is_moe(i) ? 1 : 0) + (m.layer_is_windowed(i) ? 2 : 0));
+        const std::size_t kind = m.layer_kind(i);
         if (evaluated[kind]) continue;
         c.kinds[kind] = layer_cost(costs, l, groups, i);
         evaluated[kind] = true;
@@ -363,10 +391,7 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
 
-    const auto kind_of = [&](std::int64_t layer) {
-        return static_cast<std::size_t>((m.layer_is_moe(layer) ? 1 : 0) + (m.layer_is_windowed(layer) ? 2 : 0));
-    };
-    const auto cost_of = [&](std::int64_t layer) -> const LayerCost& { return cached.kinds[kind_of(layer)]; };
+    const auto cost_of = [&](std::int64_t layer) -> const LayerCost& { return cached.kinds[m.layer_kind(layer)]; };
     const PhaseCost& embed_f = cached.embed_forward;
     const PhaseCost& embed_b = cached.embed_backward;
     const PhaseCost& out_f = cached.output_forward;
@@ -384,7 +409,7 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
     const ScheduleDef& schedule = l.schedule_def();
     const std::int64_t chunks = schedule_chunks(schedule, l.vp);
     LayerParams layer_params(m, l);
-    TermsByKind terms(cached.kinds, layer_params);
+    TermsByKind terms(m, cached.kinds, layer_params);
     LastValue reduce_dense, reduce_expert, gather_dense, gather_expert;
     // Every field of every stage is set below; the stages' chunk vectors keep their capacity.
     plan.stages.resize(static_cast<std::size_t>(l.pp));
@@ -443,7 +468,7 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
             }
             const std::int64_t chunk_first = layer;
             for (std::int64_t i = 0; i < chunk.layers; ++i, ++layer) {
-                const LayerTerms& t = terms(kind_of(layer));
+                const LayerTerms& t = terms(layer);
                 t.forward.add_to(chunk.forward_parts);
                 t.backward.add_to(chunk.backward_parts);
                 chunk.weight_grad += t.weight_grad;

@@ -61,11 +61,11 @@ void stage_times(const StepPlan& plan, const Layout& layout, std::vector<StageTi
 // expert all-to-all, as far as the other's compute covers it.
 double pair_overlap(const ChunkPlan& f, const ChunkPlan& b);
 // What a layout's stage plan reads from the cost models and what they depend on: its groups,
-// one layer's cost for each kind of layer, indexed by (MoE ? 1 : 0) + (windowed ? 2 : 0) (kinds
-// the model lacks are left zero), the embedding's and output layer's, and one pipeline transfer.
+// one layer's cost for each kind of layer, indexed by ModelSpec::layer_kind (kinds the model
+// lacks are left zero), the embedding's and output layer's, and one pipeline transfer.
 // The same for every layout that differs only in how layers are split into stages and chunks,
 // the schedule, activation offload and the EP overlap: kept per thread for the layouts seen last.
-using LayerKinds = std::array<LayerCost, 4>;
+using LayerKinds = std::array<LayerCost, kLayerKinds>;
 struct LayoutCosts {
     const LayoutGroups* groups = nullptr;
     LayerKinds kinds{};

@@ -87,6 +87,8 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       id_(next_context_id()) {
     if (scenario.layout.schedule) check_schedule_shipped(runtime_, *scenario.layout.schedule, "/layout/schedule");
     if (scenario.layout.async_tp && *scenario.layout.async_tp) check_async_tp_offered(runtime_, "/layout/async_tp");
+    if (scenario.layout.tp && scenario.model.attention == AttentionKind::Standard)
+        check_kv_heads_split(runtime_, *scenario.layout.tp, scenario.model.kv_heads, "/layout/tp");
     if (scenario.layout.recompute_modules) check_recompute_modules(runtime_, *scenario.layout.recompute_modules, "/layout/recompute_modules");
     for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full}) {
         Layout l;

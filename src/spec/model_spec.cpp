@@ -44,6 +44,11 @@ constexpr FieldDef kModelFields[] = {
     {"attention", FieldType::Object, "multi-head latent attention (DeepSeek), see /model/attention"},
     {"sliding_window", FieldType::Object, "banded (local) attention in some layers, see /model/sliding_window"},
     {"moe", FieldType::Object, "mixture of experts, see /model/moe"},
+    {"hybrid_override_pattern", FieldType::String,
+     "Megatron-Core hybrid model: one character a layer, M Mamba-2 mixer, * attention, - MLP, E MoE (each layer one block "
+     "behind its own norm); empty: transformer layers", "", default_string(""), -1e300, 1e300, "",
+     bind<&ModelSpec::hybrid_pattern>()},
+    {"mamba", FieldType::Object, "the Mamba-2 mixers of a hybrid model, see /model/mamba"},
     {"source", FieldType::String, "where the shape comes from", "", default_string(""), -1e300, 1e300, "", bind<&ModelSpec::source>()},
 };
 
@@ -82,6 +87,21 @@ constexpr FieldDef kMlaFields[] = {
     {"qk_rope_head_dim", FieldType::Integer, "per-head rotary query/key size", "", required(), 1, 1 << 16, "",
      bind<&LatentAttention::qk_rope_head_dim>()},
     {"v_head_dim", FieldType::Integer, "per-head value size", "", required(), 1, 1 << 16, "", bind<&LatentAttention::v_head_dim>()},
+};
+
+constexpr FieldDef kMambaFields[] = {
+    {"heads", FieldType::Integer, "SSM heads (mamba_num_heads); d_inner = heads x head_dim", "", "2 hidden / head_dim", 1, 1 << 16, "",
+     bind<&MambaSpec::heads>()},
+    {"head_dim", FieldType::Integer, "size of one SSM head (mamba_head_dim)", "", default_integer(64), 1, 1 << 16, "",
+     bind<&MambaSpec::head_dim>()},
+    {"state", FieldType::Integer, "SSM state size N (mamba_state_dim)", "", default_integer(128), 1, 1 << 16, "",
+     bind<&MambaSpec::state>()},
+    {"groups", FieldType::Integer, "B/C groups (mamba_num_groups); must divide heads", "", default_integer(8), 1, 1 << 16, "",
+     bind<&MambaSpec::groups>()},
+    {"conv_kernel", FieldType::Integer, "width of the causal conv1d (d_conv)", "", default_integer(4), 1, 64, "",
+     bind<&MambaSpec::conv_kernel>()},
+    {"chunk", FieldType::Integer, "chunk length of the SSD scan kernels (chunk_size)", "tokens", default_integer(128), 1, 1 << 16, "",
+     bind<&MambaSpec::chunk>()},
 };
 
 constexpr FieldDef kWindowFields[] = {
@@ -157,6 +177,56 @@ LatentAttention parse_mla(const json& object, const std::string& path) {
     return a;
 }
 
+MambaSpec parse_mamba(const json& object, const std::string& path, std::int64_t hidden) {
+    ObjectReader r(object, path, kMambaFields);
+    MambaSpec s;
+    read_fields(r, s);
+    if (!r.has("heads")) {
+        if (2 * hidden % s.head_dim != 0)
+            throw InputError(r.path_of("head_dim"), std::to_string(s.head_dim),
+                             fmt::format("must divide 2 x hidden ({}) unless heads is given (d_inner = 2 hidden)", 2 * hidden));
+        s.heads = 2 * hidden / s.head_dim;
+    }
+    if (s.heads % s.groups != 0)
+        throw InputError(r.path_of("groups"), std::to_string(s.groups), fmt::format("must divide heads ({})", s.heads));
+    return s;
+}
+
+// The rules of a hybrid_override_pattern (Megatron-Core's hybrid_layer_allocation.py symbols):
+// a layer per character, each a block Sextant models, and the settings its blocks need.
+void check_hybrid(const ObjectReader& r, const ModelSpec& m) {
+    const std::string& p = m.hybrid_pattern;
+    const std::string at = r.path_of("hybrid_override_pattern");
+    if (static_cast<std::int64_t>(p.size()) != m.layers)
+        throw InputError(at, p, fmt::format("must have one character per layer: {} characters for layers = {}", p.size(), m.layers));
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        const char c = p[i];
+        if (c == 'M' || c == '*' || c == '-' || c == 'E') continue;
+        const char* what = c == 'G' ? "a gated delta net mixer, which Sextant does not model"
+                         : c == 'D' ? "a DeepSeek sparse attention layer, which Sextant does not model"
+                         : c == '+' ? "a multi-latent attention layer: give /model/attention and use *"
+                         : c == '|' ? "a pipeline split: give layout.stage_layers instead"
+                         : c == '/' ? "multi-token-prediction layers, which Sextant does not model in hybrid models"
+                                    : "not a layer symbol";
+        throw InputError(at, p, fmt::format("may hold only M (Mamba), * (attention), - (MLP) and E (MoE); character {} '{}' is {}", i, c, what));
+    }
+    const bool moe_layers = p.find('E') != std::string::npos;
+    if (moe_layers && !m.is_moe()) throw InputError(r.path_of("moe"), "", "is required: hybrid_override_pattern has MoE layers (E)");
+    if (!moe_layers && m.is_moe())
+        throw InputError(r.path_of("moe"), "", "is set but no layer of hybrid_override_pattern is a MoE layer (E)");
+    if (m.is_moe() && (m.moe.first_dense_layers != 0 || m.moe.layer_frequency != 1))
+        throw InputError(r.path_of("moe") + (m.moe.first_dense_layers != 0 ? "/first_dense_layers" : "/layer_frequency"), "",
+                         "must be left out of a hybrid model: hybrid_override_pattern places its MoE layers");
+    if (p.find('-') != std::string::npos && m.ffn_hidden <= 0)
+        throw InputError(r.path_of("ffn_hidden"), "", "is required: hybrid_override_pattern has MLP layers (-)");
+    if (p.find('M') == std::string::npos && r.has("mamba"))
+        throw InputError(r.path_of("mamba"), "", "is set but no layer of hybrid_override_pattern is a Mamba layer (M)");
+    if (m.mtp_layers > 0)
+        throw InputError(r.path_of("mtp_layers"), std::to_string(m.mtp_layers), "must be 0 in a hybrid model: Sextant does not model hybrid MTP layers");
+    if (r.has("sliding_window"))
+        throw InputError(r.path_of("sliding_window"), "", "is not modelled in a hybrid model (hybrid_override_pattern)");
+}
+
 void apply_arch_defaults(ModelSpec& m, const std::string& arch) {
     if (arch == "gpt") {
         m.norm = NormKind::LayerNorm;
@@ -178,6 +248,7 @@ std::span<const FieldDef> model_fields() { return kModelFields; }
 std::span<const FieldDef> moe_fields() { return kMoeFields; }
 std::span<const FieldDef> mla_fields() { return kMlaFields; }
 std::span<const FieldDef> sliding_window_fields() { return kWindowFields; }
+std::span<const FieldDef> mamba_fields() { return kMambaFields; }
 
 double ModelSpec::mean_causal_keys(std::int64_t layer, std::int64_t seq) const {
     const double s = static_cast<double>(seq);
@@ -192,10 +263,28 @@ double ModelSpec::mean_causal_keys(std::int64_t layer, std::int64_t seq) const {
     return w - w * (w - 1) / (2 * s);
 }
 
+std::int64_t ModelSpec::mixer_layer_count(Mixer mixer) const {
+    std::int64_t n = 0;
+    for (std::int64_t l = 0; l < layers; ++l) n += layer_mixer(l) == mixer ? 1 : 0;
+    return n;
+}
+
 std::int64_t ModelSpec::moe_layer_count() const {
     std::int64_t n = 0;
     for (std::int64_t l = 0; l < layers; ++l) n += layer_is_moe(l) ? 1 : 0;
     return n;
+}
+
+std::string mamba_split_rule(const ModelSpec& m, std::int64_t tp, std::int64_t cp) {
+    if (!m.is_hybrid() || m.hybrid_pattern.find('M') == std::string::npos) return "";
+    const MambaSpec& s = m.mamba;
+    if (s.heads % tp != 0) return fmt::format("must divide the Mamba heads ({})", s.heads);
+    if (s.groups % tp != 0) return fmt::format("must divide the Mamba groups ({})", s.groups);
+    const std::int64_t heads = s.heads / tp, groups = s.groups / tp;
+    if (heads % cp != 0) return fmt::format("must divide a TP rank's Mamba heads ({} / tp {})", s.heads, tp);
+    if (groups % cp != 0 && cp % groups != 0)
+        return fmt::format("and a TP rank's Mamba groups ({} / tp {}) must divide one another", s.groups, tp);
+    return "";
 }
 
 ModelSpec parse_model(const json& object, const std::string& path) {
@@ -218,7 +307,14 @@ ModelSpec parse_model(const json& object, const std::string& path) {
                          "must divide heads (" + std::to_string(m.heads) + ")");
     if (!r.has("ffn_hidden") && !m.gated_mlp()) m.ffn_hidden = 4 * m.hidden;
     if (const json* moe = r.raw("moe")) m.moe = parse_moe(*moe, r.path_of("moe"), m.ffn_hidden);
-    if (m.ffn_hidden <= 0 && m.moe_layer_count() < m.layers)
+    if (m.is_hybrid()) {
+        check_hybrid(r, m);
+        const json* mamba = r.raw("mamba");
+        if (m.mixer_layer_count(Mixer::Mamba) > 0) m.mamba = parse_mamba(mamba ? *mamba : json::object(), r.path_of("mamba"), m.hidden);
+    } else if (r.has("mamba")) {
+        throw InputError(r.path_of("mamba"), "", "needs hybrid_override_pattern: which layers are Mamba layers");
+    }
+    if (m.ffn_hidden <= 0 && !m.is_hybrid() && m.moe_layer_count() < m.layers)
         throw InputError(r.path_of("ffn_hidden"), "", "is required for a model with dense MLP layers");
     if (const json* w = r.raw("sliding_window")) m.window = parse_window(*w, r.path_of("sliding_window"));
     if (const json* att = r.raw("attention")) {

@@ -74,6 +74,33 @@ struct MoeSpec {
     }
 };
 
+// Mamba-2 mixers (Dao and Gu 2024, "Transformers are SSMs") as Megatron-Core builds them
+// (megatron/core/ssm/mamba_mixer.py): in_proj h -> [z, x, B, C, dt] of 2 d_inner + 2 groups state
+// + heads, a depthwise causal conv1d over [x, B, C], the chunked SSD scan, a gated RMSNorm over
+// d_inner, out_proj d_inner -> h. Defaults are Megatron-Core's (TransformerConfig mamba_head_dim
+// 64, mamba_num_groups 8, mamba_state_dim 128; MambaMixer d_conv 4, chunk_size 128).
+struct MambaSpec {
+    std::int64_t heads = 0;       // 0: d_inner = 2 h (MambaMixer's expand 2), heads = d_inner / head_dim
+    std::int64_t head_dim = 64;
+    std::int64_t state = 128;
+    std::int64_t groups = 8;
+    std::int64_t conv_kernel = 4;
+    std::int64_t chunk = 128;
+    std::int64_t inner() const { return heads * head_dim; }
+    // Channels of the causal conv1d, and of in_proj's output.
+    std::int64_t conv_channels() const { return inner() + 2 * groups * state; }
+    std::int64_t in_proj_out() const { return 2 * inner() + 2 * groups * state + heads; }
+};
+
+// What one layer holds. A transformer layer holds an attention mixer and an MLP (dense or MoE);
+// a layer of a Megatron-Core hybrid model (hybrid_override_pattern) holds one block: a Mamba or
+// an attention mixer, or a dense or MoE MLP, each behind its own norm.
+enum class Mixer : std::uint8_t { Attention, Mamba, None };
+enum class Ffn : std::uint8_t { Dense, Moe, None };
+// Distinct kinds of layer one model has at most: a transformer's dense or MoE MLP under full or
+// windowed attention, or a hybrid model's four blocks (M, *, -, E; no windowed attention there).
+inline constexpr std::size_t kLayerKinds = 4;
+
 struct ModelSpec {
     std::string name;
     std::int64_t layers = 0;
@@ -98,19 +125,52 @@ struct ModelSpec {
     LatentAttention mla;
     SlidingWindow window;
     MoeSpec moe;
+    // Megatron-Core's hybrid_override_pattern, one character a layer: M Mamba, * attention,
+    // - MLP, E MoE; empty: every layer a transformer layer.
+    std::string hybrid_pattern;
+    MambaSpec mamba;
     std::string source;
 
     bool is_moe() const { return moe.experts > 0; }
+    bool is_hybrid() const { return !hybrid_pattern.empty(); }
+    // Pre-norms a layer holds: a transformer layer's two (attention, MLP), a hybrid layer's one.
+    double norms_per_layer() const { return is_hybrid() ? 1.0 : 2.0; }
+    Mixer layer_mixer(std::int64_t layer) const {
+        if (hybrid_pattern.empty()) return Mixer::Attention;
+        const char c = hybrid_pattern[static_cast<std::size_t>(layer)];
+        return c == 'M' ? Mixer::Mamba : c == '*' ? Mixer::Attention : Mixer::None;
+    }
+    Ffn layer_ffn(std::int64_t layer) const {
+        if (hybrid_pattern.empty()) return layer_is_moe(layer) ? Ffn::Moe : Ffn::Dense;
+        const char c = hybrid_pattern[static_cast<std::size_t>(layer)];
+        return c == '-' ? Ffn::Dense : c == 'E' ? Ffn::Moe : Ffn::None;
+    }
+    // The layer's kind as an index below kLayerKinds: layers of one kind have the same parameters,
+    // activations and costs. A transformer's: (MoE ? 1 : 0) + (windowed ? 2 : 0); a hybrid's by
+    // its block, M 0, * 1, - 2, E 3.
+    std::size_t layer_kind(std::int64_t layer) const {
+        if (hybrid_pattern.empty()) return (layer_is_moe(layer) ? 1u : 0u) + (layer_is_windowed(layer) ? 2u : 0u);
+        switch (hybrid_pattern[static_cast<std::size_t>(layer)]) {
+        case 'M': return 0;
+        case '*': return 1;
+        case '-': return 2;
+        default: return 3;
+        }
+    }
     bool rotary() const { return position != PositionKind::Learned; }
+    // Key/value heads one of `tp` ranks attends with: one where TP exceeds them (Megatron-Core
+    // 0.16+ slices a gathered QKV output so that tp / kv_heads ranks share each).
+    std::int64_t kv_heads_per_rank(std::int64_t tp) const { return std::max<std::int64_t>(1, kv_heads / tp); }
     bool gated_mlp() const { return mlp == MlpKind::SwiGlu || mlp == MlpKind::GeGlu; }
     // Inline: the planner's screen asks both for every layer of every stage of every layout.
     bool layer_is_windowed(std::int64_t layer) const {
-        if (window.tokens <= 0) return false;
+        if (window.tokens <= 0 || layer_mixer(layer) != Mixer::Attention) return false;
         return layer % (window.local + window.global) < window.local;
     }
     // Keys one query of a `seq`-token causal sequence attends to, on average, in that layer.
     double mean_causal_keys(std::int64_t layer, std::int64_t seq) const;
     bool layer_is_moe(std::int64_t layer) const {
+        if (!hybrid_pattern.empty()) return hybrid_pattern[static_cast<std::size_t>(layer)] == 'E';
         if (!is_moe() || layer < moe.first_dense_layers) return false;
         // Every layer after the dense ones (the common case) without the division.
         return moe.layer_frequency == 1 || (layer - moe.first_dense_layers) % moe.layer_frequency == 0;
@@ -119,12 +179,21 @@ struct ModelSpec {
     // the first_dense_layers, then every layer MoE when layer_frequency is 1; otherwise runs of
     // one (a shorter run than the true one is still a run of one kind).
     std::int64_t moe_run_end(std::int64_t layer, std::int64_t end) const {
+        if (is_hybrid()) return std::min(end, layer + 1);
         if (!is_moe()) return end;
         if (layer < moe.first_dense_layers) return std::min(end, moe.first_dense_layers);
         return moe.layer_frequency == 1 ? end : layer + 1;
     }
     std::int64_t moe_layer_count() const;
+    // Layers whose mixer is `mixer` (all of them attention in a transformer).
+    std::int64_t mixer_layer_count(Mixer mixer) const;
 };
+
+// Why a hybrid model's Mamba mixers cannot run at tensor-parallel degree `tp` and context-parallel
+// degree `cp` (Megatron-Core's asserts: tp divides the SSM heads and groups; cp divides the heads
+// of a TP rank, and a TP rank's groups divide cp or cp them); empty where they can, or where the
+// model has no Mamba layer.
+std::string mamba_split_rule(const ModelSpec& model, std::int64_t tp, std::int64_t cp);
 
 // Parses a model object in Sextant's vocabulary (the published-runs one, with richer optional
 // fields), or a Hugging Face config.json (recognised by its field names). `path` is the JSON
@@ -137,5 +206,6 @@ std::span<const FieldDef> model_fields();
 std::span<const FieldDef> moe_fields();
 std::span<const FieldDef> mla_fields();
 std::span<const FieldDef> sliding_window_fields();
+std::span<const FieldDef> mamba_fields();
 
 }  // namespace sextant

@@ -156,6 +156,9 @@ constexpr FieldDef kFeatureFields[] = {
     {"async_tp", FieldType::Boolean,
      "PyTorch's async tensor parallelism: sequence-parallel collectives pipelined with their GEMMs (layout.async_tp)", "",
      default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::async_tp>()},
+    {"tp_beyond_kv_heads", FieldType::Boolean,
+     "tensor parallelism above the key/value heads where they divide it: each rank's QKV output gathered over TP and sliced "
+     "(Megatron-Core 0.16+)", "", default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::tp_beyond_kv_heads>()},
     {"hsdp", FieldType::Boolean, "ZeRO states sharded inside groups of data-parallel ranks, replicated across them (layout.shard_group)", "",
      default_bool(true), -kAny, kAny, "", bind<&FrameworkFeatures::hsdp>()},
 };
@@ -246,6 +249,13 @@ void check_async_tp_offered(const RuntimeProfile& runtime, const std::string& pa
     throw InputError(path, "true",
                      runtime.name + " has no async TP (PyTorch's, torchtitan's --parallelism.enable_async_tensor_parallel); Megatron's "
                                     "--tp-comm-overlap is its runtime's tp_overlap share, not a layout key");
+}
+
+void check_kv_heads_split(const RuntimeProfile& runtime, std::int64_t tp, std::int64_t kv_heads, const std::string& path) {
+    if (kv_heads % tp == 0 || runtime.features.tp_beyond_kv_heads) return;
+    throw InputError(path, std::to_string(tp),
+                     "must divide the key/value heads (" + std::to_string(kv_heads) + ") under " + runtime.name +
+                         ": TP above them (each rank's QKV output gathered and sliced) came with Megatron-Core 0.16 (nemo-2026)");
 }
 
 void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path) {

@@ -83,6 +83,9 @@ struct FrameworkFeatures {
     bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
     bool ep_a2a_overlap = false;      // MoE all-to-all behind another microbatch (Megatron-Core 0.14+)
     bool async_tp = false;            // PyTorch's async TP (layout.async_tp; torchtitan with torch.compile)
+    // TP above the key/value heads, where they divide it: each rank's QKV output gathered over TP
+    // and sliced (Megatron-Core f7dfb99, December 2025, in core_v0.16.0).
+    bool tp_beyond_kv_heads = false;
     // HSDP: ZeRO states sharded inside groups of data-parallel ranks and replicated across them
     // (layout.shard_group; torchtitan data_parallel_shard_degree, Megatron-Core
     // --num-distributed-optimizer-instances, DeepSpeed MiCS mics_shard_size).
@@ -238,6 +241,8 @@ Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& run
 void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, const std::string& path);
 // Refuses layout.async_tp under a runtime without PyTorch's async TP, naming `path` (exit 2).
 void check_async_tp_offered(const RuntimeProfile& runtime, const std::string& path);
+// A tensor-parallel degree the key/value heads do not divide needs tp_beyond_kv_heads.
+void check_kv_heads_split(const RuntimeProfile& runtime, std::int64_t tp, std::int64_t kv_heads, const std::string& path);
 
 // Refuses a layout's recompute_modules (Megatron's modules) under a runtime whose selective
 // recompute is not Megatron's, naming `path` (exit 2).

@@ -208,12 +208,14 @@ void check_tensor_parallel(const Scenario& s, std::int64_t tp) {
     const ModelSpec& m = s.model;
     if (m.heads % tp != 0)
         throw InputError("/layout/tp", int_text(tp), "must divide the attention heads (" + int_text(m.heads) + ")");
-    if (m.attention == AttentionKind::Standard && m.kv_heads % tp != 0)
+    // Above the KV heads, Megatron-Core 0.16+ gathers each rank's QKV output and slices its heads
+    // (which frameworks do is checked against the runtime profile: check_kv_heads_split).
+    if (m.attention == AttentionKind::Standard && m.kv_heads % tp != 0 && tp % m.kv_heads != 0)
         throw InputError("/layout/tp", int_text(tp),
-                         "must divide the key/value heads (" + int_text(m.kv_heads) +
-                             "); Megatron does not replicate KV heads across TP ranks");
+                         "must divide the key/value heads (" + int_text(m.kv_heads) + ") or be a multiple of them");
     if (m.ffn_hidden > 0 && m.ffn_hidden % tp != 0)
         throw InputError("/layout/tp", int_text(tp), "must divide ffn_hidden (" + int_text(m.ffn_hidden) + ")");
+    if (const std::string rule = mamba_split_rule(m, tp, 1); !rule.empty()) throw InputError("/layout/tp", int_text(tp), rule);
 }
 
 // The schedule's own rules (src/schedule/): chunks per stage and what it needs of pp.
@@ -416,9 +418,12 @@ void check_shard_group(const Scenario& s, const LayoutSpec& k) {
 
 }  // namespace
 
-std::string ep_overlap_rule(bool moe, std::optional<MoeDispatcher> dispatcher, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp,
+std::string ep_overlap_rule(const ModelSpec& model, std::optional<MoeDispatcher> dispatcher, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp,
                             std::optional<std::int64_t> vp, std::optional<Recompute> recompute, std::optional<std::uint8_t> modules) {
-    if (!moe) return "overlaps the MoE all-to-all: needs a MoE model (/model/moe)";
+    if (!model.is_moe()) return "overlaps the MoE all-to-all: needs a MoE model (/model/moe)";
+    // The merged forward-backward schedule is built by GPTModel.build_schedule_plan, which
+    // MambaModel lacks (megatron/core/models/mamba/mamba_model.py, core_v0.16.0 and main d98e8a64).
+    if (model.is_hybrid()) return "is not implemented for hybrid models: Megatron-Core's MambaModel has no combined 1F1B schedule plan";
     // megatron/core/transformer/transformer_config.py (d98e8a64): "overlap_moe_expert_parallel_comm
     // is supported with alltoall/flex token dispatcher".
     if (dispatcher == MoeDispatcher::AllGather) return "needs an all-to-all dispatcher (layout.moe_dispatcher alltoall, deepep or hybridep)";
@@ -446,7 +451,7 @@ void check_async_tp(const LayoutSpec& k) {
 
 void check_ep_overlap(const Scenario& s, const LayoutSpec& k) {
     if (!k.ep_a2a_overlap || !*k.ep_a2a_overlap) return;
-    const std::string rule = ep_overlap_rule(s.model.is_moe(), k.moe_dispatcher, k.ep, k.pp, k.vp, k.recompute, k.recompute_modules);
+    const std::string rule = ep_overlap_rule(s.model, k.moe_dispatcher, k.ep, k.pp, k.vp, k.recompute, k.recompute_modules);
     if (!rule.empty()) throw InputError("/layout/ep_a2a_overlap", "true", rule);
 }
 
@@ -465,6 +470,8 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_recompute(s, known);
     check_ep_overlap(s, k);
     check_async_tp(k);
+    if (k.tp && k.cp)
+        if (const std::string rule = mamba_split_rule(s.model, *k.tp, *k.cp); !rule.empty()) throw InputError("/layout/cp", int_text(*k.cp), rule);
     if (k.cp && *k.cp > 1 && s.training.seq_len % (2 * *k.cp) != 0)
         throw InputError("/layout/cp", int_text(*k.cp),
                          "seq_len (" + int_text(s.training.seq_len) +
