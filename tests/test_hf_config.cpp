@@ -273,8 +273,8 @@ TEST_CASE("configs Sextant does not model are input errors that name the key") {
     json bad = qwen_moe;
     bad["model_type"] = "qwen3_next";  // an unknown architecture with MoE keys: never a dense read
     expect_error(bad, "/model/model_type", "is not a model_type Sextant reads");
-    bad["model_type"] = "nemotron_h";  // Mamba-2 mixers between attention and MoE layers (README "Known gaps")
-    bad["hybrid_override_pattern"] = "MEMEM*EMEMEM*";
+    bad["model_type"] = "jamba";  // Mamba mixers in attention periods: a hybrid Sextant has no reader for
+    bad["attn_layer_period"] = 8;
     expect_error(bad, "/model/model_type", "is not a model_type Sextant reads");
 
     bad = config("qwen3-32b.json");
@@ -376,4 +376,68 @@ TEST_CASE("the CLI refuses a config.json it cannot model with exit code 2 and th
     const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(message.find("/model/model_type") != std::string::npos);
     CHECK(message.find("qwen3_next") != std::string::npos);
+}
+
+TEST_CASE("Nemotron-H and Nemotron 3 configs read to their Megatron-Bridge providers and published totals") {
+    // NVIDIA-Nemotron-3-Nano-30B-A3B: 31.6e9 total, 3.2e9 active without the embedding (model
+    // card); the preset is Megatron-Bridge's Nemotron3NanoProvider.
+    for (const auto& [file, preset, total] : {std::tuple{"nemotron-3-nano-30b-a3b.json", "nemotron-3-nano-30b-a3b", 31.6e9},
+                                              std::tuple{"nemotron-h-56b-base-8k.json", "nemotron-h-56b", 56e9}}) {
+        CAPTURE(file);
+        const ModelSpec hf = read(file);
+        const ModelSpec m = parse_model(load_preset("models", preset, "/model"), "/model");
+        CHECK(hf.hybrid_pattern == m.hybrid_pattern);
+        CHECK(hf.position == PositionKind::None);
+        CHECK(hf.mlp == MlpKind::SquaredRelu);
+        CHECK(hf.head_dim == 128);  // the 56B file names it attention_head_dim
+        CHECK(hf.mamba.inner() == m.mamba.inner());
+        CHECK(hf.mamba.conv_channels() == m.mamba.conv_channels());
+        CHECK(count_params(hf).total() == doctest::Approx(count_params(m).total()).epsilon(1e-12));
+        CHECK(count_params(hf).active(hf) == doctest::Approx(count_params(m).active(m)).epsilon(1e-12));
+        CHECK(count_params(hf).total() == doctest::Approx(total).epsilon(total == 56e9 ? 0.01 : 0.002));
+    }
+    const ModelSpec nano = read("nemotron-3-nano-30b-a3b.json");
+    CHECK(count_params(nano).active(nano) - count_params(nano).embedding == doctest::Approx(3.2e9).epsilon(0.01));
+    CHECK(nano.moe.shared_experts == 1);
+    CHECK(nano.moe.shared_ffn_hidden == 3712);
+
+    // The same pattern as transformers' newer block names.
+    json named = config("nemotron-3-nano-30b-a3b.json");
+    const std::string pattern = named["hybrid_override_pattern"].get<std::string>();
+    named.erase("hybrid_override_pattern");
+    named["layers_block_type"] = json::array();
+    for (char c : pattern) named["layers_block_type"].push_back(c == 'M' ? "mamba" : c == '*' ? "attention" : c == '-' ? "mlp" : "moe");
+    CHECK(parse_hf_config(named, "/model").hybrid_pattern == pattern);
+    named["layers_block_type"][3] = "gdn";
+    expect_error(named, "/model/layers_block_type/3", "must be mamba, attention, mlp or moe");
+
+    // Nemotron 3 Super's latent MoE (experts run in a 1024-wide latent space) and its hybrid MTP
+    // block are not modelled: refused at the first such key, never read as plain experts.
+    json super_config = config("nemotron-3-super-120b-a12b-fp8.json");
+    expect_error(super_config, "/model/num_nextn_predict_layers", "is not part of model_type nemotron_h");
+    super_config.erase("num_nextn_predict_layers");
+    expect_error(super_config, "/model/moe_latent_size", "is not part of model_type nemotron_h");
+    super_config.erase("moe_latent_size");
+    expect_error(super_config, "/model/mtp_hybrid_override_pattern", "is not part of model_type nemotron_h");
+    super_config.erase("mtp_hybrid_override_pattern");
+    CHECK(parse_hf_config(super_config, "/model").moe.experts == 512);  // what is left reads as a plain hybrid MoE
+
+    // The Hub's 56B file holds Python's Infinity (time_step_limit), which is not JSON: the error
+    // says so and what to write instead.
+    CHECK_THROWS_WITH_AS(parse_json_text(R"({"time_step_limit": [0.0, Infinity]})", "/model", "config.json"),
+                         doctest::Contains("Infinity is Python's, not JSON"), InputError);
+    CHECK_THROWS_WITH_AS(parse_json_text(R"({"x": NaN})", "/model", "config.json"), doctest::Contains("NaN is Python's"), InputError);
+
+    json bad = config("nemotron-h-56b-base-8k.json");
+    bad["hybrid_override_pattern"] = std::string(117, 'M') + "G";
+    expect_error(bad, "/model/hybrid_override_pattern", "character 117");
+    bad = config("nemotron-h-56b-base-8k.json");
+    bad["num_hidden_layers"] = 100;
+    expect_error(bad, "/model/hybrid_override_pattern", "num_hidden_layers 100");
+    bad = config("nemotron-h-56b-base-8k.json");
+    bad["mlp_hidden_act"] = "silu";
+    expect_error(bad, "/model/mlp_hidden_act", "ungated MLP activation");
+    bad = config("nemotron-h-56b-base-8k.json");
+    bad["mamba_proj_bias"] = true;
+    expect_error(bad, "/model/mamba_proj_bias", "not modelled");
 }

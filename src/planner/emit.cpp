@@ -177,7 +177,8 @@ const Feature kFeatures[] = {
      [](const Scenario& s, const Layout&, Emitted& e) {
          // YaRN's scaling is no choice of this flag (Megatron-LM core_v0.15.0 arguments.py:
          // learned_absolute, rope, mrope, relative, none): it launches as rope.
-         arg(e, "--position-embedding-type", s.model.rotary() ? "rope" : "learned_absolute");
+         arg(e, "--position-embedding-type",
+             s.model.rotary() ? "rope" : s.model.position == PositionKind::None ? "none" : "learned_absolute");
      },
      nothing, nothing},
     {"untied embeddings", [](const Scenario& s) { return !s.model.tied_embeddings; },

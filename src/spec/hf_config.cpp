@@ -25,7 +25,7 @@ namespace {
 constexpr std::int64_t kLargestSize = std::int64_t{1} << 24;
 
 // The architectures transformers builds from the model_types below, as far as cost goes.
-enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Gemma3, GptOss, Llama4, DeepSeek };
+enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Gemma3, GptOss, Llama4, DeepSeek, NemotronH };
 
 struct TextType {
     std::string_view model_type;
@@ -44,7 +44,7 @@ constexpr TextType kTextTypes[] = {
     {"gemma2", Family::Gemma2},        {"gemma3_text", Family::Gemma3},
     {"gpt_oss", Family::GptOss},       {"llama4_text", Family::Llama4},
     {"deepseek_v2", Family::DeepSeek}, {"deepseek_v3", Family::DeepSeek},
-    {"kimi_k2", Family::DeepSeek},
+    {"kimi_k2", Family::DeepSeek},     {"nemotron_h", Family::NemotronH},
 };
 
 // Multimodal wrappers: the language model sits under text_config, whose model_type transformers
@@ -80,6 +80,10 @@ constexpr std::string_view kShapeKeys[] = {
     "hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "mamba_d_state",
     "mamba_d_conv", "mamba_expand", "attn_layer_period", "attn_layer_offset", "linear_num_value_heads",
     "linear_num_key_heads", "full_attention_interval",
+    // Nemotron-H's other shape keys (its reader takes them), and what no reader here takes:
+    // Nemotron 3 Super's latent MoE projections and its hybrid MTP block.
+    "layers_block_type", "n_groups", "moe_shared_expert_intermediate_size", "use_bias", "mamba_proj_bias",
+    "moe_latent_size", "mtp_hybrid_override_pattern", "mtp_layers_block_type",
 };
 
 std::string text_of(std::string_view s) { return std::string(s); }
@@ -413,6 +417,71 @@ void read_deepseek(ModelSpec& m, HfObject& c) {
         throw InputError(c.path_of("attention_bias"), "true", "biases in DeepSeek's attention are not modelled");
 }
 
+// Nemotron-H and Nemotron 3 (NVIDIA's configuration_nemotron_h.py, shipped with the checkpoints):
+// hybrid_override_pattern, or layers_block_type's names (mamba, attention, mlp, moe), gives each
+// layer's block. Mamba-2 mixers of mamba_num_heads x mamba_head_dim, ssm_state_size, n_groups,
+// conv_kernel, chunk_size; attention without position encoding (the modelling code applies no
+// rotary embedding; Megatron-Bridge's provider sets position_embedding_type "none"); MLPs of
+// intermediate_size and experts of moe_intermediate_size, up and down projections with
+// mlp_hidden_act (relu2: squared ReLU); one shared expert of moe_shared_expert_intermediate_size
+// when n_shared_experts is set. Biases on the projections are not modelled.
+void read_nemotron_h(ModelSpec& m, HfObject& c) {
+    std::string pattern;
+    std::string key = "hybrid_override_pattern";
+    if (const json* v = c.find("hybrid_override_pattern")) {
+        if (!v->is_string()) throw InputError(c.path_of(key), value_text(*v), "must be a string, one character a layer");
+        pattern = v->get<std::string>();
+        c.find("layers_block_type");  // the same pattern in names, where a file has both
+    } else if (const json* names = c.find("layers_block_type")) {
+        key = "layers_block_type";
+        if (!names->is_array()) throw InputError(c.path_of(key), value_text(*names), "must list one block type per layer");
+        for (std::size_t i = 0; i < names->size(); ++i) {
+            const json& n = (*names)[i];
+            const std::string t = n.is_string() ? n.get<std::string>() : "";
+            const char symbol = t == "mamba" ? 'M' : t == "attention" ? '*' : t == "mlp" ? '-' : t == "moe" ? 'E' : '?';
+            if (symbol == '?')
+                throw InputError(c.path_of(key) + "/" + std::to_string(i), value_text(n), "must be mamba, attention, mlp or moe");
+            pattern += symbol;
+        }
+    } else {
+        throw InputError(c.path_of(key), "", "is required for model_type nemotron_h (or layers_block_type): which block each layer holds");
+    }
+    if (static_cast<std::int64_t>(pattern.size()) != m.layers)
+        throw InputError(c.path_of(key), c.value_of(key.c_str()), "must give one block per layer (num_hidden_layers " + int_text(m.layers) + ")");
+    for (std::size_t i = 0; i < pattern.size(); ++i)
+        if (pattern[i] != 'M' && pattern[i] != '*' && pattern[i] != '-' && pattern[i] != 'E')
+            throw InputError(c.path_of(key), c.value_of(key.c_str()),
+                             "may hold only M, *, - and E; character " + std::to_string(i) + " is a block Sextant does not model");
+    m.hybrid_pattern = pattern;
+    m.position = PositionKind::None;
+    const std::string act = c.text("mlp_hidden_act", "relu2");
+    if (act == "relu2") m.mlp = MlpKind::SquaredRelu;
+    else if (act == "relu") m.mlp = MlpKind::Relu;
+    else
+        throw InputError(c.path_of("mlp_hidden_act"), "\"" + act + "\"", "is not an ungated MLP activation Sextant models (relu2, relu)");
+    MambaSpec& mamba = m.mamba;
+    mamba.heads = c.size("mamba_num_heads", 128);
+    mamba.head_dim = c.size("mamba_head_dim", 64);
+    mamba.state = c.size("ssm_state_size", 128);
+    mamba.groups = c.size("n_groups", 8);
+    mamba.conv_kernel = c.size("conv_kernel", 4);
+    mamba.chunk = c.size("chunk_size", 128);
+    c.find("expand");  // d_inner is mamba_num_heads x mamba_head_dim, whatever expand says
+    c.flag("use_conv_bias", true);  // the conv1d's bias, d_inner + 2 G N per layer: counted either way
+    if (mamba.heads % mamba.groups != 0)
+        throw InputError(c.path_of("n_groups"), int_text(mamba.groups), "must divide mamba_num_heads (" + int_text(mamba.heads) + ")");
+    for (const char* bias : {"use_bias", "mamba_proj_bias", "attention_bias", "mlp_bias"})
+        if (c.flag(bias, false)) throw InputError(c.path_of(bias), "true", "biases in a Nemotron-H model are not modelled");
+    if (pattern.find('E') != std::string::npos) {
+        read_routed_experts(m, c, "n_routed_experts", "num_experts_per_tok");
+        m.moe.expert_ffn_hidden = c.size("moe_intermediate_size", std::nullopt);
+        if (c.size("n_shared_experts", 1, 0) > 0) {
+            m.moe.shared_experts = 1;
+            m.moe.shared_ffn_hidden = c.size("moe_shared_expert_intermediate_size", std::nullopt);
+        }
+    }
+}
+
 // The windowed layers of each family, as transformers lays them out when layer_types is absent.
 void read_window(ModelSpec& m, HfObject& c, Family f) {
     const auto all = [&](LayerAttention k) { return std::vector<LayerAttention>(static_cast<std::size_t>(m.layers), k); };
@@ -503,10 +572,16 @@ ModelSpec read_text_model(HfObject& c, Family f, std::optional<bool> outer_tie) 
     if (!c.has("head_dim") && !is_gemma(f) && m.hidden % m.heads != 0)
         throw InputError(c.path_of("num_attention_heads"), int_text(m.heads),
                          "must divide hidden_size (" + int_text(m.hidden) + ") unless head_dim is given");
-    m.head_dim = c.size("head_dim", is_gemma(f) ? 256 : m.hidden / m.heads);
-    m.ffn_hidden = c.size("intermediate_size", std::nullopt);
+    // Nemotron-H's early files name the head size attention_head_dim.
+    const char* head_dim = f == Family::NemotronH && !c.has("head_dim") && c.has("attention_head_dim") ? "attention_head_dim" : "head_dim";
+    m.head_dim = c.size(head_dim, is_gemma(f) ? 256 : m.hidden / m.heads);
+    m.ffn_hidden = c.size("intermediate_size", f == Family::NemotronH ? std::optional<std::int64_t>(21504) : std::nullopt);
     m.tied_embeddings = c.flag("tie_word_embeddings", outer_tie.value_or(tied_by_default(f)));
     m.norm = NormKind::RmsNorm;
+    if (f == Family::NemotronH) {
+        read_nemotron_h(m, c);
+        return m;
+    }
     m.position = yarn_scaled(c) ? PositionKind::Yarn : PositionKind::Rotary;
     m.mlp = gated_mlp(c, f);
     switch (f) {

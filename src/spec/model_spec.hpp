@@ -21,9 +21,11 @@ enum class MlpKind { Gelu, SwiGlu, GeGlu, SquaredRelu, Relu };
 inline constexpr std::string_view kMlpNames[] = {"gelu", "swiglu", "geglu", "squared_relu", "relu"};
 constexpr std::span<const std::string_view> enum_names(MlpKind) { return kMlpNames; }
 // Rotary embeddings, with YaRN's frequency scaling (gpt-oss) a kind of its own: Megatron runs
-// only plain RoPE in its fused kernel (see FusedKernels::yarn_rope).
-enum class PositionKind { Learned, Rotary, Yarn };
-inline constexpr std::string_view kPositionNames[] = {"learned", "rotary", "yarn"};
+// only plain RoPE in its fused kernel (see FusedKernels::yarn_rope). None: no position encoding
+// in the attention layers (Megatron-Core's MambaModel default; a hybrid model's Mamba layers
+// carry the order).
+enum class PositionKind { Learned, Rotary, Yarn, None };
+inline constexpr std::string_view kPositionNames[] = {"learned", "rotary", "yarn", "none"};
 constexpr std::span<const std::string_view> enum_names(PositionKind) { return kPositionNames; }
 enum class AttentionKind { Standard, MultiLatent };
 
@@ -157,7 +159,7 @@ struct ModelSpec {
         default: return 3;
         }
     }
-    bool rotary() const { return position != PositionKind::Learned; }
+    bool rotary() const { return position == PositionKind::Rotary || position == PositionKind::Yarn; }
     // Key/value heads one of `tp` ranks attends with: one where TP exceeds them (Megatron-Core
     // 0.16+ slices a gathered QKV output so that tp / kv_heads ranks share each).
     std::int64_t kv_heads_per_rank(std::int64_t tp) const { return std::max<std::int64_t>(1, kv_heads / tp); }

@@ -59,6 +59,14 @@ json parse_json_text(std::string_view text, const std::string& path, const std::
     try {
         return json::parse(text.begin(), text.end());
     } catch (const json::parse_error& e) {
+        // Python's json module writes infinite and undefined floats as bare Infinity and NaN
+        // (Hugging Face configs do: Nemotron-H's time_step_limit), which JSON has no token for.
+        const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+        for (const std::string_view token : {"Infinity", "-Infinity", "NaN"})
+            if (at < text.size() && text.substr(at, token.size()) == token)
+                throw InputError(path, shown,
+                                 "is not valid JSON (byte " + std::to_string(e.byte) + "): " + std::string(token) +
+                                     " is Python's, not JSON; write a number instead (1e308 for Infinity)");
         throw InputError(path, shown, "is not valid JSON (byte " + std::to_string(e.byte) + ")");
     } catch (const json::out_of_range& e) {
         // 406: a number a double cannot hold (1e400); no JSON value Sextant reads is infinite.
