@@ -411,16 +411,29 @@ TEST_CASE("Nemotron-H and Nemotron 3 configs read to their Megatron-Bridge provi
     named["layers_block_type"][3] = "gdn";
     expect_error(named, "/model/layers_block_type/3", "must be mamba, attention, mlp or moe");
 
-    // Nemotron 3 Super's latent MoE (experts run in a 1024-wide latent space) and its hybrid MTP
-    // block are not modelled: refused at the first such key, never read as plain experts.
+    // Nemotron 3 Super: latent MoE (512 experts working in a 1024-wide latent space) and one MTP
+    // module of an attention and a MoE block. NVIDIA publishes 120B total and 12B active (the
+    // name's two figures); Sextant counts 120.67e9 and 12.2e9 without the input embedding (MTP
+    // apart, as for DeepSeek-V3). The config reads to the preset parameter for parameter.
+    const ModelSpec super_hf = read("nemotron-3-super-120b-a12b-fp8.json");
+    const ModelSpec super_preset = parse_model(load_preset("models", "nemotron-3-super-120b-a12b", "/model"), "/model");
+    const ParamCounts sc = count_params(super_hf);
+    CHECK(sc.total() == doctest::Approx(120e9).epsilon(0.01));
+    CHECK(sc.active(super_hf) - sc.embedding == doctest::Approx(12e9).epsilon(0.025));
+    CHECK(sc.total() == doctest::Approx(count_params(super_preset).total()).epsilon(1e-12));
+    CHECK(sc.mtp == doctest::Approx(count_params(super_preset).mtp).epsilon(1e-12));
+    CHECK(super_hf.moe.latent == 1024);
+    CHECK(super_hf.mtp_layers == 1);
+    CHECK(super_hf.mtp_pattern == "*E");
     json super_config = config("nemotron-3-super-120b-a12b-fp8.json");
-    expect_error(super_config, "/model/num_nextn_predict_layers", "is not part of model_type nemotron_h");
-    super_config.erase("num_nextn_predict_layers");
-    expect_error(super_config, "/model/moe_latent_size", "is not part of model_type nemotron_h");
-    super_config.erase("moe_latent_size");
-    expect_error(super_config, "/model/mtp_hybrid_override_pattern", "is not part of model_type nemotron_h");
+    super_config["mtp_hybrid_override_pattern"] = "*-";  // a block the main pattern lacks
+    expect_error(super_config, "/model/mtp_hybrid_override_pattern", "only blocks the main pattern has");
     super_config.erase("mtp_hybrid_override_pattern");
-    CHECK(parse_hf_config(super_config, "/model").moe.experts == 512);  // what is left reads as a plain hybrid MoE
+    expect_error(super_config, "/model/mtp_hybrid_override_pattern", "is required where num_nextn_predict_layers is set");
+    // Under another family the latent width is a key its reader does not take.
+    json latent = config("qwen3-30b-a3b.json");
+    latent["moe_latent_size"] = 1024;
+    expect_error(latent, "/model/moe_latent_size", "is not part of model_type qwen3_moe");
 
     // The Hub's 56B file holds Python's Infinity (time_step_limit), which is not JSON: the error
     // says so and what to write instead.

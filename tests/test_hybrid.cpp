@@ -4,6 +4,8 @@
 // that a pattern of attention and MLP blocks is the transformer it spells.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -200,6 +202,48 @@ TEST_CASE("a hybrid pattern of attention and MLP blocks prices and fits like the
     }
 }
 
+TEST_CASE("a latent MoE's experts and dispatch work in the latent width, and a hybrid MTP module is its pattern's blocks (Nemotron 3 Super)") {
+    const ModelSpec m = preset("nemotron-3-super-120b-a12b");
+    // Experts of 1024 -> 2688 -> 1024 (ungated), the latent projections 4096 <-> 1024.
+    CHECK(routed_expert_params(m) == 2.0 * 1024 * 2688);
+    CHECK(latent_projection_params(m) == 2.0 * 4096 * 1024);
+    CHECK(moe_layer_params(m) == 4096.0 * 512 + 512 * 2.0 * 1024 * 2688 + 2.0 * 4096 * 5376 + 2.0 * 4096 * 1024);
+    // One MTP module: two norms, the 2h -> h projection, an attention and a MoE block with their
+    // norms, the final norm, and a copy of the embedding and output head.
+    const std::int64_t attention = static_cast<std::int64_t>(m.hybrid_pattern.find('*'));
+    const std::int64_t moe = static_cast<std::int64_t>(m.hybrid_pattern.find('E'));
+    CHECK(count_params(m).mtp == doctest::Approx(3 * 4096.0 + 2.0 * 4096 * 4096 + layer_params(m, attention) + layer_params(m, moe) +
+                                                 2.0 * 131072 * 4096).epsilon(1e-12));
+    const std::vector<LayerGemm> gemms = layer_gemms(m, moe, 8192, 1, 8);
+    const auto find = [&](const std::string& name) {
+        const auto it = std::find_if(gemms.begin(), gemms.end(), [&](const LayerGemm& g) { return g.name == name; });
+        REQUIRE(it != gemms.end());
+        return *it;
+    };
+    CHECK(find("latent down").n == 1024);
+    CHECK(find("latent down").k == 4096);
+    CHECK(find("expert up").k == 1024);
+    CHECK(find("expert down").n == 1024);
+    CHECK(find("expert up").count == 512 / 8);
+    // The dispatcher carries 1024-wide tokens: the same model with experts on the hidden state
+    // moves four times the bytes, so its all-to-all costs more; the last stage runs the MTP module.
+    const json layout = {{"tp", 1}, {"pp", 2}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}};
+    json wide = preset_json("nemotron-3-super-120b-a12b");
+    wide["moe"]["latent"] = 0;
+    const Scenario a = scenario(preset_json("nemotron-3-super-120b-a12b"), 16, layout), b = scenario(wide, 16, layout);
+    const Layout l = resolve_layout(a, a.layout);
+    const StepContext ca(a), cb(b);
+    const LayoutGroups ga = analyse_groups(ca.costs().network, l, true), gb = analyse_groups(cb.costs().network, l, true);
+    CHECK(layer_cost(ca.costs(), l, ga, moe).forward.ep < layer_cost(cb.costs(), l, gb, moe).forward.ep);
+    LayerParams lp(a.model, l);
+    const StageParams last = stage_params(a.model, l, 1, lp), first = stage_params(a.model, l, 0, lp);
+    // Each stage holds 20 of the 40 MoE layers; the last one the MTP module's MoE block besides.
+    CHECK(last.expert == doctest::Approx(first.expert * 21 / 20).epsilon(1e-12));
+    const Emitted e = emit_plan(EmitFormat::Megatron, a, l);
+    for (const auto& [name, value] : e.args)
+        if (name == "--hybrid-layer-pattern") CHECK(value.value_or("").ends_with("/*E"));
+}
+
 TEST_CASE("Megatron's export of a hybrid model cuts its pattern into the pipeline's virtual stages") {
     // Nemotron-H 8B's 52 layers over pp 2 x vp 2: stages of 26, chunks of 13, in Megatron's order
     // (chunk 0 of every stage, then chunk 1).
@@ -228,7 +272,12 @@ TEST_CASE("hybrid models: each rule of the pattern and of the Mamba split is an 
     CHECK(with("hybrid_override_pattern", std::string(51, 'M') + "G").find("gated delta net") != std::string::npos);
     CHECK(with("hybrid_override_pattern", std::string(51, 'M') + "|").find("stage_layers") != std::string::npos);
     CHECK(with("hybrid_override_pattern", std::string(51, 'M') + "E").find("/model/moe") != std::string::npos);
-    CHECK(with("mtp_layers", 1).find("/model/mtp_layers") != std::string::npos);
+    CHECK(with("mtp_layers", 1).find("/model/mtp_pattern") != std::string::npos);
+    CHECK(with("mtp_pattern", "*-").find("/model/mtp_layers") != std::string::npos);
+    json mtp = m;
+    mtp["mtp_layers"] = 1;
+    mtp["mtp_pattern"] = "*E";  // the 8B has no MoE layer
+    CHECK(input_error(mtp).find("'E' is not one of them") != std::string::npos);
     CHECK(with("mamba", {{"heads", 100}}).find("/model/mamba/groups") != std::string::npos);
     json transformer = preset_json("llama3-8b");
     transformer["mamba"] = json::object();

@@ -73,10 +73,10 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
         m["attention"] = {{"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
         m["sliding_window"] = {{"tokens", 128}};
         const ModelSpec spec = parse_model(m, "/model");
-        // mtp_layers, qkv_bias, activation_clamp, hybrid_override_pattern, source
-        CHECK(check_defaults(model_fields(), spec, "/model") == 5);
+        // mtp_layers, qkv_bias, activation_clamp, hybrid_override_pattern, mtp_pattern, source
+        CHECK(check_defaults(model_fields(), spec, "/model") == 6);
         CHECK(spec.name == field_default_text(model_fields(), "name"));
-        CHECK(check_defaults(moe_fields(), spec.moe, "/model/moe") == 6);
+        CHECK(check_defaults(moe_fields(), spec.moe, "/model/moe") == 7);
         CHECK(check_defaults(mla_fields(), spec.mla, "/model/attention") == 1);
         CHECK(check_defaults(sliding_window_fields(), spec.window, "/model/sliding_window") == 1);
         json hybrid = tiny_model();

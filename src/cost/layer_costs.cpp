@@ -169,9 +169,10 @@ PhaseCost attention_projections(const ModelSpec& m, const Kernels& k, const Shap
 // recompute re-runs).
 // `input` says whether the MLP's input comes out of a norm (fused quantisation) or, for experts,
 // out of the token permutation.
+// `width` is the MLP's input and output size: hidden, or a latent MoE's expert width.
 double mlp(const ModelSpec& m, const Kernels& k, double tokens, double ffn, double tp, PhaseCost& f, PhaseCost& b,
-           Producer input = Producer::Fused) {
-    const double h = d(m.hidden);
+           Producer input = Producer::Fused, double width = 0) {
+    const double h = width > 0 ? width : d(m.hidden);
     const double up = m.gated_mlp() ? 2 * ffn : ffn;
     k.linear(f, b, tokens, up / tp, h, input, k.activation());
     k.linear(f, b, tokens, h, ffn / tp, k.activation());
@@ -404,17 +405,24 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     const PhaseCost before = f;
     const ModelSpec& m = ctx.scenario.model;
     const MoeSpec& e = m.moe;
-    const double h = d(m.hidden);
+    const double hidden = d(m.hidden);
+    const double h = d(m.expert_width());                    // what the dispatcher and the experts carry
     const double tokens = x.norm_T;                          // this rank's tokens
     const double routed = tokens * d(e.top_k) * e.routed_share();  // copies it sends (and, balanced, receives)
-    k.bf16_kernels().linear(f, b, tokens, d(e.experts), h);  // the router, in 16 bits
+    k.bf16_kernels().linear(f, b, tokens, d(e.experts), hidden);  // the router, in 16 bits
+    if (e.latent > 0) {
+        // Megatron-Core's latent projections (moe_layer.py fc1_latent_proj, fc2_latent_proj:
+        // TELinear, duplicated over TP) on the rank's own tokens, in the recipe's precision.
+        k.linear(f, b, tokens, h, hidden);
+        k.linear(f, b, tokens, hidden, h);
+    }
     // The grouped GEMM runs every local expert on its share of the routed tokens.
     const double local_experts = d(e.experts) / d(l.ep);
     const double expert_tokens = routed * d(l.etp);
     PhaseCost ef, eb;
     MoeParts parts;
     parts.expert_act = local_experts * mlp(m, k, expert_tokens / local_experts, d(e.expert_ffn_hidden), d(l.etp), ef, eb,
-                                           Producer::Standalone);
+                                           Producer::Standalone, h);
     f.gemm += local_experts * ef.gemm;
     f.memory += local_experts * ef.memory;
     b.gemm += local_experts * eb.gemm;
@@ -925,7 +933,8 @@ double hardware_flops_per_step(const Scenario& s, const Layout& l, double model,
             for (const BlockMatmul& mm : op_checkpoint_matmuls(m, layer))
                 if (!mm.saved) per_token += 2 * mm.in * mm.out;
             if (m.layer_is_moe(layer))
-                per_token += 2 * (d(m.moe.top_k) * routed_expert_params(m) + d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden));
+                per_token += 2 * (d(m.moe.top_k) * routed_expert_params(m) + d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) +
+                                  latent_projection_params(m));
         }
         return model + s.training.tokens_per_step() * per_token;
     }

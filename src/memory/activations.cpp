@@ -132,10 +132,12 @@ PerToken mlp_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t 
         return p;
     }
     p.replicated += 4.0 * d(e.experts);  // fp32 router probabilities
-    // Each token visits top_k experts (its permuted copy is the expert's first GEMM input); the
-    // busiest rank sees MoeSpec::routed_share() times the mean.
+    // A latent MoE's up projection keeps its input, the combined latent output.
+    if (e.latent > 0) p.replicated += t.saved_input_bytes * d(e.latent);
+    // Each token visits top_k experts (its permuted copy, in the experts' width, is the expert's
+    // first GEMM input); the busiest rank sees MoeSpec::routed_share() times the mean.
     const bool expert_act = recompute & (kRecomputeMoeAct | kRecomputeAct);
-    p.sharded += e.routed_share() * d(e.top_k) * (t.saved_input_bytes * h + mlp_internals(m, t, e.expert_ffn_hidden, expert_act));
+    p.sharded += e.routed_share() * d(e.top_k) * (t.saved_input_bytes * d(m.expert_width()) + mlp_internals(m, t, e.expert_ffn_hidden, expert_act));
     if (!(recompute & kRecomputeSharedExperts))
         p.sharded += d(e.shared_experts) * mlp_internals(m, t, e.shared_ffn_hidden, recompute & kRecomputeAct);
     return p;

@@ -34,7 +34,7 @@ StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64
     case Ffn::Dense: p.dense += mlp_params(m, m.ffn_hidden) / tp; return p;
     case Ffn::Moe: break;
     }
-    p.dense += d(m.hidden) * d(m.moe.experts);  // router, replicated
+    p.dense += d(m.hidden) * d(m.moe.experts) + latent_projection_params(m);  // router and latent projections, replicated
     p.dense += d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp;
     p.expert = d(m.moe.experts) / d(l.ep) * routed_expert_params(m) / d(l.etp);
     return p;
@@ -63,9 +63,9 @@ std::vector<double> layer_modules(const ModelSpec& m, const Layout& l, std::int6
     }
     const double gate = m.gated_mlp() ? 2.0 : 1.0;
     if (m.layer_ffn(layer) == Ffn::Moe) {
-        const double local = d(m.moe.experts) / d(l.ep) / d(l.etp);
-        modules.push_back(local * h * d(m.moe.expert_ffn_hidden) * gate);
-        modules.push_back(local * h * d(m.moe.expert_ffn_hidden));
+        const double local = d(m.moe.experts) / d(l.ep) / d(l.etp), width = d(m.expert_width());
+        modules.push_back(local * width * d(m.moe.expert_ffn_hidden) * gate);
+        modules.push_back(local * width * d(m.moe.expert_ffn_hidden));
     } else if (m.layer_ffn(layer) == Ffn::Dense) {
         modules.push_back(h * d(m.ffn_hidden) * gate / tp);
         modules.push_back(h * d(m.ffn_hidden) / tp);
@@ -110,6 +110,7 @@ std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l,
         return t;
     }
     t.push_back(h * d(m.moe.experts));  // router
+    if (m.moe.latent > 0) t.insert(t.end(), 2, latent_projection_params(m) / 2);
     if (m.moe.shared_experts > 0) mlp(d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp, 1);
     mlp(routed_expert_params(m) / d(l.etp), std::ceil(d(m.moe.experts) / d(l.ep) / d(l.etp)));
     return t;
@@ -194,9 +195,12 @@ StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t
         // Each MTP module: a layer of the last layer's kind, a 2h -> h projection and norms; it
         // shares the embedding and output head already counted.
         for (std::int64_t k = 0; k < m.mtp_layers; ++k) {
-            const StageParams& lp = layer_params(m.layers - 1);
-            p.dense += lp.dense + 2.0 * h * h / tp + 3.0 * norm_params(m);
-            p.expert += lp.expert;
+            m.for_each_mtp_block([&](std::int64_t block) {
+                const StageParams& lp = layer_params(block);
+                p.dense += lp.dense;
+                p.expert += lp.expert;
+            });
+            p.dense += 2.0 * h * h / tp + 3.0 * norm_params(m);
         }
     }
     return p;

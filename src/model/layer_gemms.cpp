@@ -27,10 +27,10 @@ void attention(const ModelSpec& m, std::int64_t T, std::int64_t tp, std::vector<
 }
 
 void mlp(const ModelSpec& m, const std::string& what, std::int64_t tokens, std::int64_t ffn, std::int64_t tp,
-         std::int64_t count, std::vector<LayerGemm>& out) {
-    const std::int64_t up = m.mlp == MlpKind::SwiGlu ? 2 * ffn : ffn;
-    out.push_back({what + " up", tokens, up / tp, m.hidden, count});
-    out.push_back({what + " down", tokens, m.hidden, ffn / tp, count});
+         std::int64_t count, std::vector<LayerGemm>& out, std::int64_t width) {
+    const std::int64_t up = m.gated_mlp() ? 2 * ffn : ffn;
+    out.push_back({what + " up", tokens, up / tp, width, count});
+    out.push_back({what + " down", tokens, width, ffn / tp, count});
 }
 }  // namespace
 
@@ -44,7 +44,7 @@ std::vector<LayerGemm> layer_gemms(const ModelSpec& m, std::int64_t layer, std::
     }
     if (m.layer_ffn(layer) == Ffn::None) return out;
     if (m.layer_ffn(layer) == Ffn::Dense) {
-        mlp(m, "mlp", T, m.ffn_hidden, tp, 1, out);
+        mlp(m, "mlp", T, m.ffn_hidden, tp, 1, out, m.hidden);
         return out;
     }
     const MoeSpec& e = m.moe;
@@ -52,8 +52,12 @@ std::vector<LayerGemm> layer_gemms(const ModelSpec& m, std::int64_t layer, std::
     const std::int64_t local = e.experts / ep;
     const double routed = static_cast<double>(T) * static_cast<double>(e.top_k) * e.routed_share();
     const auto per_expert = static_cast<std::int64_t>(std::llround(routed / static_cast<double>(local)));
-    mlp(m, "expert", per_expert, e.expert_ffn_hidden, tp, local, out);
-    if (e.shared_experts > 0) mlp(m, "shared expert", T, e.shared_experts * e.shared_ffn_hidden, tp, 1, out);
+    if (e.latent > 0) {
+        out.push_back({"latent down", T, e.latent, m.hidden});
+        out.push_back({"latent up", T, m.hidden, e.latent});
+    }
+    mlp(m, "expert", per_expert, e.expert_ffn_hidden, tp, local, out, m.expert_width());
+    if (e.shared_experts > 0) mlp(m, "shared expert", T, e.shared_experts * e.shared_ffn_hidden, tp, 1, out, m.hidden);
     return out;
 }
 

@@ -38,18 +38,26 @@ double mamba_params(const ModelSpec& m) {
     return params;
 }
 
-double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden) {
-    const double h = d(m.hidden), f = d(ffn_hidden);
+double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden) { return mlp_params(m, ffn_hidden, m.hidden); }
+
+double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden, std::int64_t width) {
+    const double h = d(width), f = d(ffn_hidden);
     if (m.gated_mlp()) return 3.0 * h * f + (m.linear_bias ? 2.0 * f + h : 0.0);
     return 2.0 * h * f + (m.linear_bias ? f + h : 0.0);
 }
 
-double routed_expert_params(const ModelSpec& m) { return mlp_params(m, m.moe.expert_ffn_hidden); }
+double routed_expert_params(const ModelSpec& m) { return mlp_params(m, m.moe.expert_ffn_hidden, m.expert_width()); }
+
+double latent_projection_params(const ModelSpec& m) {
+    // Megatron-Core moe_layer.py fc1_latent_proj and fc2_latent_proj (biases where add_bias_linear).
+    if (m.moe.latent <= 0) return 0.0;
+    return 2.0 * d(m.hidden) * d(m.moe.latent) + (m.linear_bias ? d(m.moe.latent + m.hidden) : 0.0);
+}
 
 double moe_layer_params(const ModelSpec& m) {
     const double router = d(m.hidden) * d(m.moe.experts);
-    return router + d(m.moe.experts) * routed_expert_params(m) +
-           d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden);
+    return router + d(m.moe.experts) * routed_expert_params(m) + d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) +
+           latent_projection_params(m);
 }
 
 double mixer_params(const ModelSpec& m, std::int64_t layer) {
@@ -101,9 +109,11 @@ ParamCounts count_params(const ModelSpec& m) {
     // A DeepSeek-V3 MTP module: two norms and a 2h -> h projection in front of one full layer
     // (the last layer's kind), and a final norm. Training shares the embedding and output head
     // with the main model, but the published 14e9 (and the checkpoint) count a copy of each.
-    if (m.mtp_layers > 0)
-        c.mtp = d(m.mtp_layers) * (2.0 * norm_params(m) + 2.0 * h * h + layer_params(m, m.layers - 1) +
-                                   norm_params(m) + 2.0 * d(m.vocab) * h);
+    if (m.mtp_layers > 0) {
+        double blocks = 0;
+        m.for_each_mtp_block([&](std::int64_t layer) { blocks += layer_params(m, layer); });
+        c.mtp = d(m.mtp_layers) * (2.0 * norm_params(m) + 2.0 * h * h + blocks + norm_params(m) + 2.0 * d(m.vocab) * h);
+    }
     return c;
 }
 

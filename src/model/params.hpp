@@ -33,10 +33,14 @@ double mamba_params(const ModelSpec& m);
 // A layer's mixer (attention, Mamba or none) and its MLP block (dense, MoE or none).
 double mixer_params(const ModelSpec& m, std::int64_t layer);
 double ffn_params(const ModelSpec& m, std::int64_t layer);
+// An MLP between `width` (hidden by default; a latent MoE's experts: moe.latent) and ffn_hidden.
 double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden);
+double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden, std::int64_t width);
+// A latent MoE layer's two projections, hidden to latent and back (0 without).
+double latent_projection_params(const ModelSpec& m);
 double norm_params(const ModelSpec& m);
 double routed_expert_params(const ModelSpec& m);      // one expert
-double moe_layer_params(const ModelSpec& m);          // router + experts + shared experts
+double moe_layer_params(const ModelSpec& m);          // router + experts + shared experts + latent projections
 double layer_params(const ModelSpec& m, std::int64_t layer);
 // The trained parameters of one layer under LoRA: rank-r adapters (A: in x r, B: r x out) beside
 // the QKV and output projections.

@@ -78,7 +78,10 @@ std::int64_t chunk_layers(std::int64_t n, std::int64_t vp, std::int64_t c) { ret
 // (arguments.py at d98e8a64dd refuses the layout and virtual-stage flags beside the pattern, and
 // derives the virtual stages from the segment count).
 std::string hybrid_layer_pattern(const Scenario& s, const Layout& l) {
-    if (l.pp == 1) return s.model.hybrid_pattern;
+    // Each MTP module's blocks after a '/' (its depth is the number of such parts).
+    std::string mtp;
+    for (std::int64_t k = 0; k < s.model.mtp_layers; ++k) mtp += "/" + s.model.mtp_pattern;
+    if (l.pp == 1) return s.model.hybrid_pattern + mtp;
     std::string out;
     std::size_t at = 0;
     for (std::int64_t v = 0; v < l.vp; ++v)
@@ -87,7 +90,7 @@ std::string hybrid_layer_pattern(const Scenario& s, const Layout& l) {
             out += (out.empty() ? "" : "|") + s.model.hybrid_pattern.substr(at, n);
             at += n;
         }
-    return out;
+    return out + mtp;
 }
 
 const Feature kFeatures[] = {
@@ -193,6 +196,7 @@ const Feature kFeatures[] = {
          arg(e, "--num-experts", moe.experts);
          arg(e, "--moe-router-topk", moe.top_k);
          arg(e, "--moe-ffn-hidden-size", moe.expert_ffn_hidden);
+         if (moe.latent > 0) arg(e, "--moe-latent-size", moe.latent);
          if (moe.shared_experts > 0) arg(e, "--moe-shared-expert-intermediate-size", moe.shared_experts * moe.shared_ffn_hidden);
          if (moe.first_dense_layers > 0 || moe.layer_frequency != 1) {
              std::string pattern = "[";
@@ -229,8 +233,9 @@ const Feature kFeatures[] = {
      [](const Scenario& s, const Layout& l, Emitted& e) {
          if (l.ep_a2a_overlap)
              e.notes.push_back("torchtitan has no merged forward-backward all-to-all overlap: the plan's ep_a2a_overlap is not set");
-         if (s.model.moe.first_dense_layers > 0 || s.model.moe.shared_experts > 0)
-             e.notes.push_back("torchtitan: the dense first layers and shared experts are part of the registered model, not the config");
+         if (s.model.moe.first_dense_layers > 0 || s.model.moe.shared_experts > 0 || s.model.moe.latent > 0)
+             e.notes.push_back("torchtitan: the dense first layers, shared experts and latent projections are part of the registered "
+                               "model, not the config");
          if (s.model.moe.capacity_factor > 0)
              e.notes.push_back(fmt::format("torchtitan's MoE routes dropless: the plan's capacity factor {} has no torchtitan setting",
                                            s.model.moe.capacity_factor));
@@ -251,6 +256,9 @@ const Feature kFeatures[] = {
          e.notes.push_back(fmt::format("DeepSpeed builds MoE layers in code: deepspeed.moe.layer.MoE(num_experts={}, k={}, "
                                        "ep_size={}, {}); its config has no expert settings",
                                        moe.experts, moe.top_k, l.ep, capacity));
+         if (moe.latent > 0)
+             e.notes.push_back(fmt::format("DeepSpeed's MoE layer has no latent projections: the {}-wide experts and their projections "
+                                           "are the model's code", moe.latent));
          if (const MoeDispatcher d = dispatcher(s, l); d != MoeDispatcher::AllToAll)
              e.notes.push_back(fmt::format("DeepSpeed's MoE layer exchanges tokens all-to-all (deepspeed/moe/sharded_moe.py _AllToAll): "
                                            "the plan's {} dispatcher has no DeepSpeed counterpart",

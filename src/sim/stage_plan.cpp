@@ -485,13 +485,15 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
                 exposure.add(chunk.forward_parts, out_f, 0.0);
                 exposure.add(chunk.backward_parts, out_b, 0.0);
                 chunk.weight_grad += out_b.weight_grad * sp.slowdown;
-                // Multi-token-prediction modules run one more layer of the last kind each.
-                const LayerCost& mtp = cost_of(m.layers - 1);
-                for (std::int64_t k = 0; k < m.mtp_layers; ++k) {
-                    exposure.add(chunk.forward_parts, mtp.forward, 0.0);
-                    exposure.add(chunk.backward_parts, mtp.backward, mtp.recompute);
-                    chunk.weight_grad += mtp.backward.weight_grad * sp.slowdown;
-                }
+                // Multi-token-prediction modules run one more layer of the last kind each (a
+                // hybrid model's, the blocks of its MTP pattern).
+                for (std::int64_t k = 0; k < m.mtp_layers; ++k)
+                    m.for_each_mtp_block([&](std::int64_t block) {
+                        const LayerCost& mtp = cost_of(block);
+                        exposure.add(chunk.forward_parts, mtp.forward, 0.0);
+                        exposure.add(chunk.backward_parts, mtp.backward, mtp.recompute);
+                        chunk.weight_grad += mtp.backward.weight_grad * sp.slowdown;
+                    });
             }
             chunk.forward_parts[at(Cost::Overhead)] += overhead;
             chunk.backward_parts[at(Cost::Overhead)] += overhead;

@@ -80,8 +80,8 @@ constexpr std::string_view kShapeKeys[] = {
     "hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "mamba_d_state",
     "mamba_d_conv", "mamba_expand", "attn_layer_period", "attn_layer_offset", "linear_num_value_heads",
     "linear_num_key_heads", "full_attention_interval",
-    // Nemotron-H's other shape keys (its reader takes them), and what no reader here takes:
-    // Nemotron 3 Super's latent MoE projections and its hybrid MTP block.
+    // Nemotron-H's other shape keys, Nemotron 3 Super's latent MoE width and hybrid MTP block
+    // among them: its reader takes them, any other family refuses them.
     "layers_block_type", "n_groups", "moe_shared_expert_intermediate_size", "use_bias", "mamba_proj_bias",
     "moe_latent_size", "mtp_hybrid_override_pattern", "mtp_layers_block_type",
 };
@@ -424,7 +424,9 @@ void read_deepseek(ModelSpec& m, HfObject& c) {
 // rotary embedding; Megatron-Bridge's provider sets position_embedding_type "none"); MLPs of
 // intermediate_size and experts of moe_intermediate_size, up and down projections with
 // mlp_hidden_act (relu2: squared ReLU); one shared expert of moe_shared_expert_intermediate_size
-// when n_shared_experts is set. Biases on the projections are not modelled.
+// when n_shared_experts is set; Nemotron 3 Super's latent MoE (moe_latent_size) and MTP modules
+// (num_nextn_predict_layers of mtp_hybrid_override_pattern's blocks). Biases on the projections
+// are not modelled.
 void read_nemotron_h(ModelSpec& m, HfObject& c) {
     std::string pattern;
     std::string key = "hybrid_override_pattern";
@@ -475,11 +477,32 @@ void read_nemotron_h(ModelSpec& m, HfObject& c) {
     if (pattern.find('E') != std::string::npos) {
         read_routed_experts(m, c, "n_routed_experts", "num_experts_per_tok");
         m.moe.expert_ffn_hidden = c.size("moe_intermediate_size", std::nullopt);
+        m.moe.latent = c.size("moe_latent_size", 0, 0);  // Nemotron 3 Super's latent MoE
         if (c.size("n_shared_experts", 1, 0) > 0) {
             m.moe.shared_experts = 1;
             m.moe.shared_ffn_hidden = c.size("moe_shared_expert_intermediate_size", std::nullopt);
         }
     }
+    // MTP (Nemotron 3 Super): num_nextn_predict_layers modules, each the blocks of
+    // mtp_hybrid_override_pattern (or mtp_layers_block_type's names).
+    m.mtp_layers = c.size("num_nextn_predict_layers", 0, 0);
+    if (const json* v = c.find("mtp_hybrid_override_pattern"); v && v->is_string()) {
+        m.mtp_pattern = v->get<std::string>();
+        c.find("mtp_layers_block_type");
+    } else if (const json* names = c.find("mtp_layers_block_type"); names && names->is_array()) {
+        for (const json& n : *names) {
+            const std::string t = n.is_string() ? n.get<std::string>() : "";
+            m.mtp_pattern += t == "mamba" ? 'M' : t == "attention" ? '*' : t == "mlp" ? '-' : t == "moe" ? 'E' : '?';
+        }
+    }
+    const std::string mtp_key = c.has("mtp_hybrid_override_pattern") ? "mtp_hybrid_override_pattern" : "mtp_layers_block_type";
+    if (m.mtp_layers > 0 && m.mtp_pattern.empty())
+        throw InputError(c.path_of("mtp_hybrid_override_pattern"), "", "is required where num_nextn_predict_layers is set: the blocks of an MTP module");
+    if (m.mtp_layers == 0) m.mtp_pattern.clear();
+    for (const char b : m.mtp_pattern)
+        if (pattern.find(b) == std::string::npos)
+            throw InputError(c.path_of(mtp_key.c_str()), c.value_of(mtp_key.c_str()),
+                             "may hold only blocks the main pattern has (M, *, -, E there)");
 }
 
 // The windowed layers of each family, as transformers lays them out when layer_types is absent.

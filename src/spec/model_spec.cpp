@@ -50,6 +50,9 @@ constexpr FieldDef kModelFields[] = {
      "behind its own norm); empty: transformer layers", "", default_string(""), -1e300, 1e300, "",
      bind<&ModelSpec::hybrid_pattern>()},
     {"mamba", FieldType::Object, "the Mamba-2 mixers of a hybrid model, see /model/mamba"},
+    {"mtp_pattern", FieldType::String,
+     "a hybrid model's MTP module, in hybrid_override_pattern's symbols (Megatron's part after '/'; needs mtp_layers)", "",
+     default_string(""), -1e300, 1e300, "", bind<&ModelSpec::mtp_pattern>()},
     {"source", FieldType::String, "where the shape comes from", "", default_string(""), -1e300, 1e300, "", bind<&ModelSpec::source>()},
 };
 
@@ -71,6 +74,9 @@ constexpr FieldDef kMoeFields[] = {
     {"capacity_factor", FieldType::Number,
      "token dropping: an expert takes at most this many times its balanced share and drops the rest (Megatron "
      "--moe-expert-capacity-factor); 0: dropless", "", default_number(0.0), 0.0, 1e300, "", bind<&MoeSpec::capacity_factor>()},
+    {"latent", FieldType::Integer,
+     "latent MoE (Megatron --moe-latent-size, Nemotron 3 Super): experts and dispatch in this width, projected from and back to "
+     "hidden; 0: none", "", default_integer(0), 0, 1 << 20, "", bind<&MoeSpec::latent>()},
     {"pad_to_capacity", FieldType::Boolean,
      "with capacity_factor, every expert's input padded to the capacity (--moe-pad-expert-input-to-capacity): the experts and the "
      "all-to-all carry capacity_factor times the balanced tokens", "", default_bool(false), -1e300, 1e300, "",
@@ -207,7 +213,7 @@ void check_hybrid(const ObjectReader& r, const ModelSpec& m) {
                          : c == 'D' ? "a DeepSeek sparse attention layer, which Sextant does not model"
                          : c == '+' ? "a multi-latent attention layer: give /model/attention and use *"
                          : c == '|' ? "a pipeline split: give layout.stage_layers instead"
-                         : c == '/' ? "multi-token-prediction layers, which Sextant does not model in hybrid models"
+                         : c == '/' ? "the MTP part: give its blocks as mtp_pattern, with mtp_layers"
                                     : "not a layer symbol";
         throw InputError(at, p, fmt::format("may hold only M (Mamba), * (attention), - (MLP) and E (MoE); character {} '{}' is {}", i, c, what));
     }
@@ -222,8 +228,14 @@ void check_hybrid(const ObjectReader& r, const ModelSpec& m) {
         throw InputError(r.path_of("ffn_hidden"), "", "is required: hybrid_override_pattern has MLP layers (-)");
     if (p.find('M') == std::string::npos && r.has("mamba"))
         throw InputError(r.path_of("mamba"), "", "is set but no layer of hybrid_override_pattern is a Mamba layer (M)");
-    if (m.mtp_layers > 0)
-        throw InputError(r.path_of("mtp_layers"), std::to_string(m.mtp_layers), "must be 0 in a hybrid model: Sextant does not model hybrid MTP layers");
+    if (m.mtp_layers > 0 && m.mtp_pattern.empty())
+        throw InputError(r.path_of("mtp_pattern"), "", "is required for mtp_layers in a hybrid model: the blocks of an MTP module");
+    if (m.mtp_layers == 0 && !m.mtp_pattern.empty())
+        throw InputError(r.path_of("mtp_layers"), "0", "must be at least 1 where mtp_pattern is given");
+    for (const char c : m.mtp_pattern)
+        if (p.find(c) == std::string::npos)
+            throw InputError(r.path_of("mtp_pattern"), m.mtp_pattern,
+                             fmt::format("may hold only blocks hybrid_override_pattern has; '{}' is not one of them", c));
     if (r.has("sliding_window"))
         throw InputError(r.path_of("sliding_window"), "", "is not modelled in a hybrid model (hybrid_override_pattern)");
 }
@@ -314,6 +326,8 @@ ModelSpec parse_model(const json& object, const std::string& path) {
         if (m.mixer_layer_count(Mixer::Mamba) > 0) m.mamba = parse_mamba(mamba ? *mamba : json::object(), r.path_of("mamba"), m.hidden);
     } else if (r.has("mamba")) {
         throw InputError(r.path_of("mamba"), "", "needs hybrid_override_pattern: which layers are Mamba layers");
+    } else if (!m.mtp_pattern.empty()) {
+        throw InputError(r.path_of("mtp_pattern"), m.mtp_pattern, "is a hybrid model's (hybrid_override_pattern); a transformer's MTP module is its last layer's kind");
     }
     if (m.ffn_hidden <= 0 && !m.is_hybrid() && m.moe_layer_count() < m.layers)
         throw InputError(r.path_of("ffn_hidden"), "", "is required for a model with dense MLP layers");

@@ -66,6 +66,10 @@ struct MoeSpec {
     // capacity): static shapes, so the expert GEMMs and the all-to-all carry the capacity whatever
     // the routing.
     bool pad_to_capacity = false;
+    // Latent MoE (Megatron-Core --moe-latent-size; Nemotron 3 Super): the router reads the hidden
+    // state, a projection takes it down to this width before dispatch and the experts work in it,
+    // another takes the combined output back up (both replicated over TP); 0: experts on hidden.
+    std::int64_t latent = 0;
     // The busiest rank's routed copies over a balanced rank's: the imbalance, capped at the
     // capacity where tokens are dropped, the capacity itself where inputs are padded to it
     // (megatron/core/transformer/moe/moe_utils.py get_capacity: ceil(tokens x top_k / experts x
@@ -131,10 +135,23 @@ struct ModelSpec {
     // - MLP, E MoE; empty: every layer a transformer layer.
     std::string hybrid_pattern;
     MambaSpec mamba;
+    // A hybrid model's MTP module: its layers, in the main pattern's symbols (the part after
+    // Megatron's '/'); each of its blocks must also be a block of the main pattern.
+    std::string mtp_pattern;
     std::string source;
 
     bool is_moe() const { return moe.experts > 0; }
     bool is_hybrid() const { return !hybrid_pattern.empty(); }
+    // The width routed experts and the dispatcher work in.
+    std::int64_t expert_width() const { return moe.latent > 0 ? moe.latent : hidden; }
+    // Calls f(layer) for each block of one MTP module, with a main-model layer of that block's
+    // kind: a transformer's module is one layer of the last layer's kind (DeepSeek-V3), a hybrid
+    // model's the blocks of mtp_pattern. No allocation: the screen asks it for every layout.
+    template <class F>
+    void for_each_mtp_block(F&& f) const {
+        if (!is_hybrid()) return f(layers - 1);
+        for (const char c : mtp_pattern) f(static_cast<std::int64_t>(hybrid_pattern.find(c)));
+    }
     // Pre-norms a layer holds: a transformer layer's two (attention, MLP), a hybrid layer's one.
     double norms_per_layer() const { return is_hybrid() ? 1.0 : 2.0; }
     Mixer layer_mixer(std::int64_t layer) const {
