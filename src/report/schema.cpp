@@ -14,10 +14,11 @@ namespace sextant {
 std::vector<FieldTable> all_field_tables() {
     return {
         {"/", "a scenario (any published-runs entry is one)", scenario_fields()},
-        {"/model", "decoder-only transformer shape", model_fields()},
+        {"/model", "decoder-only transformer (or hybrid Mamba) shape", model_fields()},
         {"/model/moe", "mixture of experts", moe_fields()},
         {"/model/attention", "multi-head latent attention", mla_fields()},
         {"/model/sliding_window", "banded (local) attention", sliding_window_fields()},
+        {"/model/mamba", "Mamba-2 mixers of a hybrid model", mamba_fields()},
         {"/cluster", "GPUs and fabric (shorthand or full)", cluster_fields()},
         {"/cluster/storage", "checkpoint storage", storage_fields()},
         {"/cluster/host", "host link and memory, for optimizer offload", host_fields()},
