@@ -54,7 +54,9 @@ PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::in
         p.replicated += t.saved_input_bytes * d(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
     } else {
         q = heads * d(m.head_dim);
-        k = v = d(m.kv_heads_per_rank(tp) * tp) * d(m.head_dim);  // per rank: its KV heads, one above them
+        // Per rank (divided by tp below): its share of the KV heads, or one where tp exceeds them
+        // (kv_heads_per_rank x tp, which the layout's rules make max(kv_heads, tp)).
+        k = v = d(std::max(m.kv_heads, tp)) * d(m.head_dim);
     }
     const double out_projection_input = m.attention == AttentionKind::MultiLatent ? v : q;
     // Q, K, V for the attention core's backward, unless the up-projections rebuild them.

@@ -86,7 +86,7 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
     // A layer's stored activations, like its parameters, depend only on its kind.
     std::optional<double> activations_of_kind[kLayerKinds];
     const auto activation_bytes = [&](std::int64_t layer) {
-        std::optional<double>& kind = activations_of_kind[s.model.layer_kind(layer)];
+        std::optional<double>& kind = activations_of_kind[s.model.block_kind(layer)];
         if (!kind) kind = layer_activation_bytes(s, l, traits, layer);
         return *kind;
     };

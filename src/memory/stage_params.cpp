@@ -283,9 +283,14 @@ bool middle_stage(const ScheduleDef& def, const Layout& l, std::int64_t stage) {
 bool same_layer_kinds(const ModelSpec& m, std::pair<std::int64_t, std::int64_t> a, std::pair<std::int64_t, std::int64_t> b) {
     const std::int64_t n = a.second - a.first;
     if (n != b.second - b.first) return false;
-    if (!m.is_moe() && m.window.tokens <= 0 && !m.is_hybrid()) return true;  // one kind of layer
+    // A hybrid model's kinds are its pattern's characters.
+    if (m.is_hybrid())
+        return m.hybrid_pattern.compare(static_cast<std::size_t>(a.first), static_cast<std::size_t>(n), m.hybrid_pattern,
+                                        static_cast<std::size_t>(b.first), static_cast<std::size_t>(n)) == 0;
+    if (!m.is_moe() && m.window.tokens <= 0) return true;  // one kind of layer
     for (std::int64_t i = 0; i < n; ++i)
-        if (m.layer_kind(a.first + i) != m.layer_kind(b.first + i)) return false;
+        if (m.layer_is_moe(a.first + i) != m.layer_is_moe(b.first + i) || m.layer_is_windowed(a.first + i) != m.layer_is_windowed(b.first + i))
+            return false;
     return true;
 }
 

@@ -20,7 +20,7 @@ struct StageParams {
 void stage_layer_ranges(const Layout& layout, std::vector<std::pair<std::int64_t, std::int64_t>>& out);
 
 // Parameters of one layer on one GPU (the same split as stage_params). A layer's count depends
-// only on its kind (ModelSpec::layer_kind: its mixer and its MLP block).
+// only on its blocks (ModelSpec::block_kind: its mixer and its MLP block).
 StageParams layer_params_per_gpu(const ModelSpec& model, const Layout& layout, std::int64_t layer);
 
 // layer_params_per_gpu with each kind computed once, at the first layer of it asked for: loops
@@ -29,7 +29,7 @@ class LayerParams {
 public:
     LayerParams(const ModelSpec& model, const Layout& layout) : model_(model), layout_(layout) {}
     const StageParams& operator()(std::int64_t layer) {
-        std::optional<StageParams>& kind = kinds_[model_.layer_kind(layer)];
+        std::optional<StageParams>& kind = kinds_[model_.block_kind(layer)];
         if (!kind) kind = layer_params_per_gpu(model_, layout_, layer);
         return *kind;
     }

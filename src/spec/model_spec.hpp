@@ -164,11 +164,10 @@ struct ModelSpec {
         const char c = hybrid_pattern[static_cast<std::size_t>(layer)];
         return c == '-' ? Ffn::Dense : c == 'E' ? Ffn::Moe : Ffn::None;
     }
-    // The layer's kind as an index below kLayerKinds: layers of one kind have the same parameters,
-    // activations and costs. A transformer's: (MoE ? 1 : 0) + (windowed ? 2 : 0); a hybrid's by
-    // its block, M 0, * 1, - 2, E 3.
-    std::size_t layer_kind(std::int64_t layer) const {
-        if (hybrid_pattern.empty()) return (layer_is_moe(layer) ? 1u : 0u) + (layer_is_windowed(layer) ? 2u : 0u);
+    // What a layer's parameters and saved activations depend on, as an index below kLayerKinds:
+    // a transformer layer's dense or MoE MLP (0, 1); a hybrid layer's block, M 0, * 1, - 2, E 3.
+    std::size_t block_kind(std::int64_t layer) const {
+        if (hybrid_pattern.empty()) return layer_is_moe(layer) ? 1u : 0u;
         switch (hybrid_pattern[static_cast<std::size_t>(layer)]) {
         case 'M': return 0;
         case '*': return 1;
@@ -176,14 +175,18 @@ struct ModelSpec {
         default: return 3;
         }
     }
+    // What its costs depend on besides: a transformer's windowed attention (+2); a hybrid model
+    // has no windowed layer.
+    std::size_t layer_kind(std::int64_t layer) const { return block_kind(layer) + (layer_is_windowed(layer) ? 2u : 0u); }
     bool rotary() const { return position == PositionKind::Rotary || position == PositionKind::Yarn; }
     // Key/value heads one of `tp` ranks attends with: one where TP exceeds them (Megatron-Core
     // 0.16+ slices a gathered QKV output so that tp / kv_heads ranks share each).
     std::int64_t kv_heads_per_rank(std::int64_t tp) const { return std::max<std::int64_t>(1, kv_heads / tp); }
     bool gated_mlp() const { return mlp == MlpKind::SwiGlu || mlp == MlpKind::GeGlu; }
     // Inline: the planner's screen asks both for every layer of every stage of every layout.
+    // A hybrid model has no windowed layer (parse_model refuses sliding_window there).
     bool layer_is_windowed(std::int64_t layer) const {
-        if (window.tokens <= 0 || layer_mixer(layer) != Mixer::Attention) return false;
+        if (window.tokens <= 0) return false;
         return layer % (window.local + window.global) < window.local;
     }
     // Keys one query of a `seq`-token causal sequence attends to, on average, in that layer.
