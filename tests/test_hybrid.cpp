@@ -5,9 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
 #include "core/error.hpp"
 #include "cost/layer_costs.hpp"
 #include "memory/activations.hpp"
@@ -294,4 +297,25 @@ TEST_CASE("hybrid models: each rule of the pattern and of the Mamba split is an 
     // Megatron-Core's MambaModel has no merged forward-backward schedule for the MoE all-to-all.
     const json overlap = {{"tp", 1}, {"pp", 1}, {"dp", 16}, {"ep", 8}, {"microbatch", 1}, {"ep_a2a_overlap", true}};
     CHECK_THROWS_WITH_AS(scenario(preset_json("nemotron-3-nano-30b-a3b"), 16, overlap), doctest::Contains("hybrid models"), InputError);
+}
+
+TEST_CASE("the CLI simulates the hybrid scenario and refuses a broken pattern with exit code 2 and its path") {
+    const test::Output ok = test::run_sextant("simulate " + test::source_path("scenarios/nemotron-3-nano-h100.json"));
+    CHECK(ok.code == 0);
+    CHECK(ok.out.find("Nemotron 3 Nano 30B-A3B on 64 x H100-SXM5-80GB") != std::string::npos);
+    CHECK(ok.out.find("each Mamba layer's SSD scan") != std::string::npos);  // what its MFU counts
+    // The same scenario with a gated delta net layer (G) in the pattern.
+    json doc = load_json_file(test::source_path("scenarios/nemotron-3-nano-h100.json"), "/");
+    json model = preset_json("nemotron-3-nano-30b-a3b");
+    std::string pattern = model["hybrid_override_pattern"].get<std::string>();
+    pattern[0] = 'G';
+    model["hybrid_override_pattern"] = pattern;
+    doc["model"] = model;
+    const std::string file = std::string(SEXTANT_BINARY) + "-hybrid-g.json";  // beside the binary, in the build tree
+    std::ofstream(file) << doc.dump();
+    const test::Output bad = test::run_sextant("simulate " + file);
+    CHECK(bad.code == 2);
+    CHECK(bad.out.find("/model/hybrid_override_pattern") != std::string::npos);
+    CHECK(bad.out.find("gated delta net") != std::string::npos);
+    std::remove(file.c_str());
 }
