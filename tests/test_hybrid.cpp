@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,8 @@
 #include "model/layer_gemms.hpp"
 #include "model/params.hpp"
 #include "planner/emit.hpp"
+#include "planner/search_space.hpp"
+#include "spec/runtime_profile.hpp"
 #include "sim/simulate.hpp"
 #include "sim/step_context.hpp"
 #include "spec/presets.hpp"
@@ -318,4 +321,32 @@ TEST_CASE("the CLI simulates the hybrid scenario and refuses a broken pattern wi
     CHECK(bad.out.find("/model/hybrid_override_pattern") != std::string::npos);
     CHECK(bad.out.find("gated delta net") != std::string::npos);
     std::remove(file.c_str());
+}
+
+TEST_CASE("the planner searches only the layouts Megatron-Core can run a hybrid model at") {
+    // Nemotron 3 Nano: 64 SSM heads in 8 groups, 2 KV heads, 128 experts; nemo-2026 offers the EP
+    // all-to-all overlap and TP above the KV heads.
+    const Scenario s = scenario(preset_json("nemotron-3-nano-30b-a3b"), 64, json::object());
+    SearchOptions o;
+    o.framework = load_runtime_profile("nemo-2026", "").features;
+    REQUIRE(o.framework.ep_a2a_overlap);
+    REQUIRE(o.framework.tp_beyond_kv_heads);
+    std::set<std::int64_t> tps, cps;
+    std::size_t broken = 0, overlapped = 0;
+    for (const Candidate& c : enumerate_candidates(s, LayoutSpec{}, o)) {
+        broken += mamba_split_rule(s.model, c.tp, c.cp).empty() ? 0 : 1;
+        overlapped += c.ep_a2a_overlap ? 1 : 0;  // MambaModel has no merged schedule
+        tps.insert(c.tp);
+        cps.insert(c.cp);
+    }
+    CHECK(broken == 0);
+    CHECK(overlapped == 0);
+    CHECK(tps.count(4) == 1);   // above the 2 KV heads, where the framework splits them
+    CHECK(tps.count(16) == 0);  // the 8 SSM groups do not divide over it
+    CHECK(cps.count(2) == 1);
+    // A generation without the split keeps TP within the KV heads.
+    o.framework = load_runtime_profile("nemo-2025", "").features;
+    std::int16_t widest = 0;
+    for (const Candidate& c : enumerate_candidates(s, LayoutSpec{}, o)) widest = std::max(widest, c.tp);
+    CHECK(widest == 2);
 }
