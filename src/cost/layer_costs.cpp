@@ -675,9 +675,11 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         b.cp_waited += exchange;
     }
     if (l.cp > 1 && mixer == Mixer::Attention) {
-        const double kv = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
-                                                                     : 2 * d(m.kv_heads_per_rank(l.tp)) * d(m.head_dim) * x.tp;
-        const double step = k.collective(CollectiveOp::SendRecv, x.T * kv / x.tp * 2, groups.cp);
+        // The K/V elements per token a rank passes on: MLA's over its heads, GQA's of its KV heads.
+        const double kv = m.attention == AttentionKind::MultiLatent
+                              ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim) / x.tp
+                              : 2 * d(m.kv_heads_per_rank(l.tp)) * d(m.head_dim);
+        const double step = k.collective(CollectiveOp::SendRecv, x.T * kv * 2, groups.cp);
         f.cp += d(l.cp - 1) * step;
         b.cp += 2 * d(l.cp - 1) * step;
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
@@ -73,6 +74,19 @@ void nothing(const Scenario&, const Layout&, Emitted&) {}
 // earlier chunks take the remainder).
 std::int64_t chunk_layers(std::int64_t n, std::int64_t vp, std::int64_t c) { return n / vp + (c < n % vp ? 1 : 0); }
 
+// The layers of every virtual stage in the order the frameworks list them: chunk 0 of every
+// pipeline rank, then chunk 1, and so on; with `v_shape`, a V schedule's second chunks from the
+// last rank back (torchtitan's ZB-V).
+std::vector<std::int64_t> virtual_stage_layers(const Layout& l, bool v_shape = false) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t v = 0; v < l.vp; ++v)
+        for (std::int64_t k = 0; k < l.pp; ++k) {
+            const std::int64_t p = v_shape && v == 1 ? l.pp - 1 - k : k;
+            out.push_back(chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v));
+        }
+    return out;
+}
+
 // A hybrid model's --hybrid-layer-pattern: its pattern cut with | into every virtual stage in the
 // same order, which is how Megatron-LM takes a hybrid model's pipeline split and interleaving
 // (arguments.py at d98e8a64dd refuses the layout and virtual-stage flags beside the pattern, and
@@ -84,12 +98,10 @@ std::string hybrid_layer_pattern(const Scenario& s, const Layout& l) {
     if (l.pp == 1) return s.model.hybrid_pattern + mtp;
     std::string out;
     std::size_t at = 0;
-    for (std::int64_t v = 0; v < l.vp; ++v)
-        for (std::int64_t p = 0; p < l.pp; ++p) {
-            const auto n = static_cast<std::size_t>(chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v));
-            out += (out.empty() ? "" : "|") + s.model.hybrid_pattern.substr(at, n);
-            at += n;
-        }
+    for (const std::int64_t n : virtual_stage_layers(l)) {
+        out += (out.empty() ? "" : "|") + s.model.hybrid_pattern.substr(at, static_cast<std::size_t>(n));
+        at += static_cast<std::size_t>(n);
+    }
     return out + mtp;
 }
 
@@ -411,15 +423,10 @@ void apply_features(const Scenario& s, const Layout& l, Emitted& e, EmitFormat f
 // --pipeline-model-parallel-layout: every virtual stage in Megatron's order (all pipeline ranks
 // of chunk 0, then of chunk 1, ...); E the embedding, t a layer, m an MTP module, L the loss.
 std::string pipeline_layout(const Scenario& s, const Layout& l) {
-    std::string out;
-    for (std::int64_t v = 0; v < l.vp; ++v)
-        for (std::int64_t p = 0; p < l.pp; ++p) {
-            if (!out.empty()) out += "|";
-            if (v == 0 && p == 0) out += "E";
-            out += std::string(static_cast<std::size_t>(chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v)), 't');
-            if (v == l.vp - 1 && p == l.pp - 1) out += std::string(static_cast<std::size_t>(s.model.mtp_layers), 'm') + "L";
-        }
-    return out;
+    const std::vector<std::int64_t> stages = virtual_stage_layers(l);
+    std::string out = "E";
+    for (std::size_t i = 0; i < stages.size(); ++i) out += (i ? "|" : "") + std::string(static_cast<std::size_t>(stages[i]), 't');
+    return out + std::string(static_cast<std::size_t>(s.model.mtp_layers), 'm') + "L";
 }
 
 void megatron_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
@@ -573,22 +580,19 @@ Emitted megatron(const Scenario& s, const Layout& l) {
 // rank p as its chunk v; V-shaped ones (ZBVZeroBubble, DualPipeV: torchtitan's "v" style) put
 // stage pp + i on rank pp - 1 - i as its chunk 1.
 json module_fqns(const Layout& l) {
-    const bool v_shape = l.schedule_def().placement == Placement::V;
+    const std::vector<std::int64_t> stages = virtual_stage_layers(l, l.schedule_def().placement == Placement::V);
     json out = json::array();
     std::int64_t layer = 0;
-    for (std::int64_t v = 0; v < l.vp; ++v)
-        for (std::int64_t k = 0; k < l.pp; ++k) {
-            const std::int64_t p = v_shape && v == 1 ? l.pp - 1 - k : k;
-            json part = json::array();
-            if (v == 0 && k == 0) part.push_back("tok_embeddings");
-            const std::int64_t n = chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v);
-            for (std::int64_t i = 0; i < n; ++i) part.push_back("layers." + num(layer++));
-            if (v == l.vp - 1 && k == l.pp - 1) {
-                part.push_back("norm");
-                part.push_back("output");
-            }
-            out.push_back(part);
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+        json part = json::array();
+        if (s == 0) part.push_back("tok_embeddings");
+        for (std::int64_t i = 0; i < stages[s]; ++i) part.push_back("layers." + num(layer++));
+        if (s + 1 == stages.size()) {
+            part.push_back("norm");
+            part.push_back("output");
         }
+        out.push_back(part);
+    }
     return out;
 }
 

@@ -106,10 +106,8 @@ void host_floor(Exposed& e, double host, double cover = 0.0) {
 // pairing): a chunk's layers then cost a few additions each, made in the order the terms arise.
 class TermsByKind {
 public:
-    TermsByKind(const ModelSpec& model, const LayerKinds& costs, LayerParams& params) : model_(model), costs_(costs), params_(params) {
-        if (!model.is_hybrid()) return;
-        for (std::int64_t l = 0; l < model.layers; ++l) ++counts_[model.layer_kind(l)];
-    }
+    TermsByKind(const ModelSpec& model, const std::array<std::int64_t, kLayerKinds>& counts, const LayerKinds& costs, LayerParams& params)
+        : model_(model), counts_(counts), costs_(costs), params_(params) {}
     void expose(const Exposure& e) {
         if (ready_.any() && e.slowdown == exposure_.slowdown && e.pairing == exposure_.pairing) return;
         exposure_ = e;
@@ -145,12 +143,12 @@ public:
 
 private:
     const ModelSpec& model_;
+    const std::array<std::int64_t, kLayerKinds>& counts_;  // a hybrid model's layers of each kind (0 otherwise)
     const LayerKinds& costs_;
     LayerParams& params_;
     Exposure exposure_;
     std::bitset<kLayerKinds> ready_;
     std::array<LayerTerms, kLayerKinds> terms_;
-    std::array<std::int64_t, kLayerKinds> counts_{};  // a hybrid model's layers of each kind (0 otherwise)
 };
 
 double sum(const CostParts& parts) {
@@ -409,7 +407,7 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
     const ScheduleDef& schedule = l.schedule_def();
     const std::int64_t chunks = schedule_chunks(schedule, l.vp);
     LayerParams layer_params(m, l);
-    TermsByKind terms(m, cached.kinds, layer_params);
+    TermsByKind terms(m, ctx.hybrid_kind_counts(), cached.kinds, layer_params);
     LastValue reduce_dense, reduce_expert, gather_dense, gather_expert;
     // Every field of every stage is set below; the stages' chunk vectors keep their capacity.
     plan.stages.resize(static_cast<std::size_t>(l.pp));

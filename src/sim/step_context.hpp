@@ -37,6 +37,9 @@ public:
     // Hardware FLOPs of one step: they depend on a layout only through its recompute (and on the
     // runtime's meaning of it), so counted once for each (hardware_flops_per_step).
     double hardware_flops(Recompute recompute) const { return hardware_flops_[static_cast<std::size_t>(recompute)]; }
+    // A hybrid model's layers of each kind (ModelSpec::layer_kind), counted once; zeros for a
+    // transformer (the stage plan's host floor reads them per layout).
+    const std::array<std::int64_t, kLayerKinds>& hybrid_kind_counts() const { return hybrid_kind_counts_; }
     // Unique to this context's scenario and profile (copies share it): what keys per-thread
     // caches of costs, which outlive any one context.
     std::uint64_t id() const { return id_; }
@@ -63,6 +66,7 @@ private:
     std::shared_ptr<GroupCache> cache_;
     double model_flops_ = 0;
     std::array<double, 3> hardware_flops_{};  // by Recompute: none, selective, full
+    std::array<std::int64_t, kLayerKinds> hybrid_kind_counts_{};
     std::uint64_t id_ = 0;
 };
 

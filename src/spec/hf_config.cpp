@@ -427,6 +427,12 @@ void read_deepseek(ModelSpec& m, HfObject& c) {
 // when n_shared_experts is set; Nemotron 3 Super's latent MoE (moe_latent_size) and MTP modules
 // (num_nextn_predict_layers of mtp_hybrid_override_pattern's blocks). Biases on the projections
 // are not modelled.
+// The hybrid symbol of a layers_block_type (or mtp_layers_block_type) name; '?' for another.
+char block_symbol(const json& name) {
+    const std::string t = name.is_string() ? name.get<std::string>() : "";
+    return t == "mamba" ? 'M' : t == "attention" ? '*' : t == "mlp" ? '-' : t == "moe" ? 'E' : '?';
+}
+
 void read_nemotron_h(ModelSpec& m, HfObject& c) {
     std::string pattern;
     std::string key = "hybrid_override_pattern";
@@ -438,22 +444,16 @@ void read_nemotron_h(ModelSpec& m, HfObject& c) {
         key = "layers_block_type";
         if (!names->is_array()) throw InputError(c.path_of(key), value_text(*names), "must list one block type per layer");
         for (std::size_t i = 0; i < names->size(); ++i) {
-            const json& n = (*names)[i];
-            const std::string t = n.is_string() ? n.get<std::string>() : "";
-            const char symbol = t == "mamba" ? 'M' : t == "attention" ? '*' : t == "mlp" ? '-' : t == "moe" ? 'E' : '?';
+            const char symbol = block_symbol((*names)[i]);
             if (symbol == '?')
-                throw InputError(c.path_of(key) + "/" + std::to_string(i), value_text(n), "must be mamba, attention, mlp or moe");
+                throw InputError(c.path_of(key) + "/" + std::to_string(i), value_text((*names)[i]), "must be mamba, attention, mlp or moe");
             pattern += symbol;
         }
     } else {
         throw InputError(c.path_of(key), "", "is required for model_type nemotron_h (or layers_block_type): which block each layer holds");
     }
-    if (static_cast<std::int64_t>(pattern.size()) != m.layers)
-        throw InputError(c.path_of(key), c.value_of(key.c_str()), "must give one block per layer (num_hidden_layers " + int_text(m.layers) + ")");
-    for (std::size_t i = 0; i < pattern.size(); ++i)
-        if (pattern[i] != 'M' && pattern[i] != '*' && pattern[i] != '-' && pattern[i] != 'E')
-            throw InputError(c.path_of(key), c.value_of(key.c_str()),
-                             "may hold only M, *, - and E; character " + std::to_string(i) + " is a block Sextant does not model");
+    if (const std::string rule = hybrid_pattern_rule(pattern, m.layers, "num_hidden_layers"); !rule.empty())
+        throw InputError(c.path_of(key), c.value_of(key.c_str()), rule);
     m.hybrid_pattern = pattern;
     m.position = PositionKind::None;
     const std::string act = c.text("mlp_hidden_act", "relu2");
@@ -490,19 +490,14 @@ void read_nemotron_h(ModelSpec& m, HfObject& c) {
         m.mtp_pattern = v->get<std::string>();
         c.find("mtp_layers_block_type");
     } else if (const json* names = c.find("mtp_layers_block_type"); names && names->is_array()) {
-        for (const json& n : *names) {
-            const std::string t = n.is_string() ? n.get<std::string>() : "";
-            m.mtp_pattern += t == "mamba" ? 'M' : t == "attention" ? '*' : t == "mlp" ? '-' : t == "moe" ? 'E' : '?';
-        }
+        for (const json& n : *names) m.mtp_pattern += block_symbol(n);  // an unknown name fails the rule below
     }
     const std::string mtp_key = c.has("mtp_hybrid_override_pattern") ? "mtp_hybrid_override_pattern" : "mtp_layers_block_type";
     if (m.mtp_layers > 0 && m.mtp_pattern.empty())
         throw InputError(c.path_of("mtp_hybrid_override_pattern"), "", "is required where num_nextn_predict_layers is set: the blocks of an MTP module");
     if (m.mtp_layers == 0) m.mtp_pattern.clear();
-    for (const char b : m.mtp_pattern)
-        if (pattern.find(b) == std::string::npos)
-            throw InputError(c.path_of(mtp_key.c_str()), c.value_of(mtp_key.c_str()),
-                             "may hold only blocks the main pattern has (M, *, -, E there)");
+    if (const std::string rule = mtp_pattern_rule(pattern, m.mtp_pattern); !rule.empty())
+        throw InputError(c.path_of(mtp_key.c_str()), c.value_of(mtp_key.c_str()), rule);
 }
 
 // The windowed layers of each family, as transformers lays them out when layer_types is absent.

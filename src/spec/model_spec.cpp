@@ -203,20 +203,8 @@ MambaSpec parse_mamba(const json& object, const std::string& path, std::int64_t 
 // a layer per character, each a block Sextant models, and the settings its blocks need.
 void check_hybrid(const ObjectReader& r, const ModelSpec& m) {
     const std::string& p = m.hybrid_pattern;
-    const std::string at = r.path_of("hybrid_override_pattern");
-    if (static_cast<std::int64_t>(p.size()) != m.layers)
-        throw InputError(at, p, fmt::format("must have one character per layer: {} characters for layers = {}", p.size(), m.layers));
-    for (std::size_t i = 0; i < p.size(); ++i) {
-        const char c = p[i];
-        if (c == 'M' || c == '*' || c == '-' || c == 'E') continue;
-        const char* what = c == 'G' ? "a gated delta net mixer, which Sextant does not model"
-                         : c == 'D' ? "a DeepSeek sparse attention layer, which Sextant does not model"
-                         : c == '+' ? "a multi-latent attention layer: give /model/attention and use *"
-                         : c == '|' ? "a pipeline split: give layout.stage_layers instead"
-                         : c == '/' ? "the MTP part: give its blocks as mtp_pattern, with mtp_layers"
-                                    : "not a layer symbol";
-        throw InputError(at, p, fmt::format("may hold only M (Mamba), * (attention), - (MLP) and E (MoE); character {} '{}' is {}", i, c, what));
-    }
+    if (const std::string rule = hybrid_pattern_rule(p, m.layers, "layers"); !rule.empty())
+        throw InputError(r.path_of("hybrid_override_pattern"), p, rule);
     const bool moe_layers = p.find('E') != std::string::npos;
     if (moe_layers && !m.is_moe()) throw InputError(r.path_of("moe"), "", "is required: hybrid_override_pattern has MoE layers (E)");
     if (!moe_layers && m.is_moe())
@@ -232,10 +220,7 @@ void check_hybrid(const ObjectReader& r, const ModelSpec& m) {
         throw InputError(r.path_of("mtp_pattern"), "", "is required for mtp_layers in a hybrid model: the blocks of an MTP module");
     if (m.mtp_layers == 0 && !m.mtp_pattern.empty())
         throw InputError(r.path_of("mtp_layers"), "0", "must be at least 1 where mtp_pattern is given");
-    for (const char c : m.mtp_pattern)
-        if (p.find(c) == std::string::npos)
-            throw InputError(r.path_of("mtp_pattern"), m.mtp_pattern,
-                             fmt::format("may hold only blocks hybrid_override_pattern has; '{}' is not one of them", c));
+    if (const std::string rule = mtp_pattern_rule(p, m.mtp_pattern); !rule.empty()) throw InputError(r.path_of("mtp_pattern"), m.mtp_pattern, rule);
     if (r.has("sliding_window"))
         throw InputError(r.path_of("sliding_window"), "", "is not modelled in a hybrid model (hybrid_override_pattern)");
 }
@@ -297,6 +282,30 @@ std::string mamba_split_rule(const ModelSpec& m, std::int64_t tp, std::int64_t c
     if (heads % cp != 0) return fmt::format("must divide a TP rank's Mamba heads ({} / tp {})", s.heads, tp);
     if (groups % cp != 0 && cp % groups != 0)
         return fmt::format("and a TP rank's Mamba groups ({} / tp {}) must divide one another", s.groups, tp);
+    return "";
+}
+
+std::string hybrid_pattern_rule(std::string_view pattern, std::int64_t layers, std::string_view layers_key) {
+    if (static_cast<std::int64_t>(pattern.size()) != layers)
+        return fmt::format("must have one character per layer: {} characters for {} {}", pattern.size(), layers_key, layers);
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        const char c = pattern[i];
+        if (kHybridSymbols.find(c) != std::string_view::npos) continue;
+        const char* what = c == 'G' ? "a gated delta net mixer, which Sextant does not model"
+                         : c == 'D' ? "a DeepSeek sparse attention layer, which Sextant does not model"
+                         : c == '+' ? "a multi-latent attention layer: give /model/attention and use *"
+                         : c == '|' ? "a pipeline split: give layout.stage_layers instead"
+                         : c == '/' ? "the MTP part: give its blocks as mtp_pattern, with mtp_layers"
+                                    : "not a layer symbol";
+        return fmt::format("may hold only M (Mamba), * (attention), - (MLP) and E (MoE); character {} '{}' is {}", i, c, what);
+    }
+    return "";
+}
+
+std::string mtp_pattern_rule(std::string_view pattern, std::string_view mtp) {
+    for (const char c : mtp)
+        if (pattern.find(c) == std::string_view::npos)
+            return fmt::format("may hold only blocks the main pattern has; '{}' is not one of them", c);
     return "";
 }
 

@@ -103,6 +103,11 @@ struct MambaSpec {
 // an attention mixer, or a dense or MoE MLP, each behind its own norm.
 enum class Mixer : std::uint8_t { Attention, Mamba, None };
 enum class Ffn : std::uint8_t { Dense, Moe, None };
+// Megatron-Core's symbols of the hybrid blocks Sextant models (hybrid_layer_allocation.py), in
+// ModelSpec::block_kind's order, and what each block holds.
+inline constexpr std::string_view kHybridSymbols = "M*-E";
+inline constexpr Mixer kHybridMixer[] = {Mixer::Mamba, Mixer::Attention, Mixer::None, Mixer::None};
+inline constexpr Ffn kHybridFfn[] = {Ffn::None, Ffn::None, Ffn::Dense, Ffn::Moe};
 // Distinct kinds of layer one model has at most: a transformer's dense or MoE MLP under full or
 // windowed attention, or a hybrid model's four blocks (M, *, -, E; no windowed attention there).
 inline constexpr std::size_t kLayerKinds = 4;
@@ -155,17 +160,15 @@ struct ModelSpec {
     // Pre-norms a layer holds: a transformer layer's two (attention, MLP), a hybrid layer's one.
     double norms_per_layer() const { return is_hybrid() ? 1.0 : 2.0; }
     Mixer layer_mixer(std::int64_t layer) const {
-        if (hybrid_pattern.empty()) return Mixer::Attention;
-        const char c = hybrid_pattern[static_cast<std::size_t>(layer)];
-        return c == 'M' ? Mixer::Mamba : c == '*' ? Mixer::Attention : Mixer::None;
+        return hybrid_pattern.empty() ? Mixer::Attention : kHybridMixer[block_kind(layer)];
     }
     Ffn layer_ffn(std::int64_t layer) const {
         if (hybrid_pattern.empty()) return layer_is_moe(layer) ? Ffn::Moe : Ffn::Dense;
-        const char c = hybrid_pattern[static_cast<std::size_t>(layer)];
-        return c == '-' ? Ffn::Dense : c == 'E' ? Ffn::Moe : Ffn::None;
+        return kHybridFfn[block_kind(layer)];
     }
     // What a layer's parameters and saved activations depend on, as an index below kLayerKinds:
-    // a transformer layer's dense or MoE MLP (0, 1); a hybrid layer's block, M 0, * 1, - 2, E 3.
+    // a transformer layer's dense or MoE MLP (0, 1); a hybrid layer's block, its place in
+    // kHybridSymbols (M 0, * 1, - 2, E 3; a switch, not a search: the screen asks per layer).
     std::size_t block_kind(std::int64_t layer) const {
         if (hybrid_pattern.empty()) return layer_is_moe(layer) ? 1u : 0u;
         switch (hybrid_pattern[static_cast<std::size_t>(layer)]) {
@@ -216,6 +219,12 @@ struct ModelSpec {
 // of a TP rank, and a TP rank's groups divide cp or cp them); empty where they can, or where the
 // model has no Mamba layer.
 std::string mamba_split_rule(const ModelSpec& model, std::int64_t tp, std::int64_t cp);
+// Why `pattern` is not a hybrid pattern of `layers` layers (`layers_key` names that count in
+// the message): one character a layer, each in kHybridSymbols; empty where it is. Sextant's own
+// format and the Hugging Face reader check it alike.
+std::string hybrid_pattern_rule(std::string_view pattern, std::int64_t layers, std::string_view layers_key);
+// Why `mtp` cannot be the blocks of an MTP module of `pattern`: each must be one of its blocks.
+std::string mtp_pattern_rule(std::string_view pattern, std::string_view mtp);
 
 // Parses a model object in Sextant's vocabulary (the published-runs one, with richer optional
 // fields), or a Hugging Face config.json (recognised by its field names). `path` is the JSON
