@@ -106,15 +106,15 @@ void host_floor(Exposed& e, double host, double cover = 0.0) {
 // pairing): a chunk's layers then cost a few additions each, made in the order the terms arise.
 class TermsByKind {
 public:
-    TermsByKind(const ModelSpec& model, const std::array<std::int64_t, kLayerKinds>& counts, const LayerKinds& costs, LayerParams& params)
-        : model_(model), counts_(counts), costs_(costs), params_(params) {}
+    TermsByKind(const StepContext& ctx, const LayerKinds& costs, LayerParams& params)
+        : ctx_(ctx), counts_(ctx.hybrid_kind_counts()), costs_(costs), params_(params) {}
     void expose(const Exposure& e) {
         if (ready_.any() && e.slowdown == exposure_.slowdown && e.pairing == exposure_.pairing) return;
         exposure_ = e;
         ready_.reset();
     }
     const LayerTerms& operator()(std::int64_t layer) {
-        const std::size_t kind = model_.layer_kind(layer);
+        const std::size_t kind = ctx_.layer_kind(layer);
         if (!ready_[kind]) {
             const LayerCost& lc = costs_[kind];
             terms_[kind] = {exposure_.of(lc.forward, 0.0, lc.backward.compute()), exposure_.of(lc.backward, lc.recompute, lc.forward.compute()),
@@ -142,7 +142,7 @@ public:
     }
 
 private:
-    const ModelSpec& model_;
+    const StepContext& ctx_;
     const std::array<std::int64_t, kLayerKinds>& counts_;  // a hybrid model's layers of each kind (0 otherwise)
     const LayerKinds& costs_;
     LayerParams& params_;
@@ -389,7 +389,7 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
     plan.dp_overlap = ctx.runtime().overlap.dp_grad_reduce;
     plan.gather_overlap = ctx.runtime().overlap.dp_param_gather;
 
-    const auto cost_of = [&](std::int64_t layer) -> const LayerCost& { return cached.kinds[m.layer_kind(layer)]; };
+    const auto cost_of = [&](std::int64_t layer) -> const LayerCost& { return cached.kinds[ctx.layer_kind(layer)]; };
     const PhaseCost& embed_f = cached.embed_forward;
     const PhaseCost& embed_b = cached.embed_backward;
     const PhaseCost& out_f = cached.output_forward;
@@ -407,7 +407,7 @@ void plan_step(const StepContext& ctx, const Layout& l, StepPlan& plan) {
     const ScheduleDef& schedule = l.schedule_def();
     const std::int64_t chunks = schedule_chunks(schedule, l.vp);
     LayerParams layer_params(m, l);
-    TermsByKind terms(m, ctx.hybrid_kind_counts(), cached.kinds, layer_params);
+    TermsByKind terms(ctx, cached.kinds, layer_params);
     LastValue reduce_dense, reduce_expert, gather_dense, gather_expert;
     // Every field of every stage is set below; the stages' chunk vectors keep their capacity.
     plan.stages.resize(static_cast<std::size_t>(l.pp));

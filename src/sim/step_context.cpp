@@ -90,8 +90,11 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
     if (scenario.layout.tp && scenario.model.attention == AttentionKind::Standard)
         check_kv_heads_split(runtime_, *scenario.layout.tp, scenario.model.kv_heads, "/layout/tp");
     if (scenario.layout.recompute_modules) check_recompute_modules(runtime_, *scenario.layout.recompute_modules, "/layout/recompute_modules");
-    if (scenario.model.is_hybrid())
-        for (std::int64_t layer = 0; layer < scenario.model.layers; ++layer) ++hybrid_kind_counts_[scenario.model.layer_kind(layer)];
+    for (std::int64_t layer = 0; layer < scenario.model.layers; ++layer) {
+        const std::size_t kind = scenario.model.layer_kind(layer);
+        layer_kinds_.push_back(static_cast<std::uint8_t>(kind));
+        if (scenario.model.is_hybrid()) ++hybrid_kind_counts_[kind];
+    }
     for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full}) {
         Layout l;
         l.recompute = recompute;
@@ -112,6 +115,7 @@ StepContext StepContext::with_factors(const ProfileFactors& factors) const {
     c.model_flops_ = model_flops_;
     c.hardware_flops_ = hardware_flops_;
     c.hybrid_kind_counts_ = hybrid_kind_counts_;
+    c.layer_kinds_ = layer_kinds_;
     c.id_ = next_context_id();  // other factors, other costs
     return c;
 }

@@ -40,6 +40,9 @@ public:
     // A hybrid model's layers of each kind (ModelSpec::layer_kind), counted once; zeros for a
     // transformer (the stage plan's host floor reads them per layout).
     const std::array<std::int64_t, kLayerKinds>& hybrid_kind_counts() const { return hybrid_kind_counts_; }
+    // Each layer's kind (ModelSpec::layer_kind), worked out once: the stage plan reads it for
+    // every layer of every layout.
+    std::size_t layer_kind(std::int64_t layer) const { return layer_kinds_[static_cast<std::size_t>(layer)]; }
     // Unique to this context's scenario and profile (copies share it): what keys per-thread
     // caches of costs, which outlive any one context.
     std::uint64_t id() const { return id_; }
@@ -67,6 +70,7 @@ private:
     double model_flops_ = 0;
     std::array<double, 3> hardware_flops_{};  // by Recompute: none, selective, full
     std::array<std::int64_t, kLayerKinds> hybrid_kind_counts_{};
+    std::vector<std::uint8_t> layer_kinds_;
     std::uint64_t id_ = 0;
 };
 
