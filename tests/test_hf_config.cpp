@@ -271,7 +271,7 @@ TEST_CASE("a scenario can name a multimodal config.json as its model") {
 TEST_CASE("configs Sextant does not model are input errors that name the key") {
     const json qwen_moe = config("qwen3-30b-a3b.json");
     json bad = qwen_moe;
-    bad["model_type"] = "qwen3_next";  // an unknown architecture with MoE keys: never a dense read
+    bad["model_type"] = "glm4_moe";  // an unknown architecture with MoE keys: never a dense read
     expect_error(bad, "/model/model_type", "is not a model_type Sextant reads");
     bad["model_type"] = "jamba";  // Mamba mixers in attention periods: a hybrid Sextant has no reader for
     bad["attn_layer_period"] = 8;
@@ -361,7 +361,7 @@ TEST_CASE("the CLI refuses a config.json it cannot model with exit code 2 and th
     const auto dir = std::filesystem::temp_directory_path() / "sextant-hf-cli-test";
     std::filesystem::create_directories(dir);
     json model = config("qwen3-30b-a3b.json");
-    model["model_type"] = "qwen3_next";
+    model["model_type"] = "glm4_moe";
     std::ofstream(dir / "model.json") << model.dump();
     const json scenario = {{"model", (dir / "model.json").string()},
                            {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"gpus_per_node", 8}}},
@@ -375,7 +375,7 @@ TEST_CASE("the CLI refuses a config.json it cannot model with exit code 2 and th
     std::ifstream in(err);
     const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(message.find("/model/model_type") != std::string::npos);
-    CHECK(message.find("qwen3_next") != std::string::npos);
+    CHECK(message.find("glm4_moe") != std::string::npos);
 }
 
 TEST_CASE("Nemotron-H and Nemotron 3 configs read to their Megatron-Bridge providers and published totals") {

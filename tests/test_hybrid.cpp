@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
+#include "model_errors.hpp"
 #include "core/error.hpp"
 #include "cost/layer_costs.hpp"
 #include "memory/activations.hpp"
@@ -64,14 +65,7 @@ void same_but_buckets(const StepResult& x, const StepResult& y) {
     }
 }
 
-std::string input_error(const json& model) {
-    try {
-        parse_model(model, "/model");
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
+std::string input_error(const json& model) { return test::model_input_error(model); }
 }  // namespace
 
 TEST_CASE("hybrid presets match the published parameter totals and layer compositions") {
@@ -334,7 +328,7 @@ TEST_CASE("the planner searches only the layouts Megatron-Core can run a hybrid 
     std::set<std::int64_t> tps, cps;
     std::size_t broken = 0, overlapped = 0;
     for (const Candidate& c : enumerate_candidates(s, LayoutSpec{}, o)) {
-        broken += mamba_split_rule(s.model, c.tp, c.cp).empty() ? 0 : 1;
+        broken += mixer_split_rule(s.model, c.tp, c.cp).empty() ? 0 : 1;
         overlapped += c.ep_a2a_overlap ? 1 : 0;  // MambaModel has no merged schedule
         tps.insert(c.tp);
         cps.insert(c.cp);

@@ -73,8 +73,9 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
         m["attention"] = {{"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
         m["sliding_window"] = {{"tokens", 128}};
         const ModelSpec spec = parse_model(m, "/model");
-        // mtp_layers, qkv_bias, activation_clamp, hybrid_override_pattern, mtp_pattern, source
-        CHECK(check_defaults(model_fields(), spec, "/model") == 6);
+        // mtp_layers, qkv_bias, activation_clamp, hybrid_override_pattern, attention_output_gate,
+        // mtp_pattern, source
+        CHECK(check_defaults(model_fields(), spec, "/model") == 7);
         CHECK(spec.name == field_default_text(model_fields(), "name"));
         CHECK(check_defaults(moe_fields(), spec.moe, "/model/moe") == 7);
         CHECK(check_defaults(mla_fields(), spec.mla, "/model/attention") == 1);
@@ -86,6 +87,10 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
         const ModelSpec mamba = parse_model(hybrid, "/model");
         CHECK(check_defaults(mamba_fields(), mamba.mamba, "/model/mamba") == 5);  // all but heads (a rule)
         CHECK(mamba.mamba.heads == 2 * mamba.hidden / mamba.mamba.head_dim);
+        json linear = tiny_model();
+        linear["gated_delta_net"] = json::object();
+        const ModelSpec gdn = parse_model(linear, "/model");
+        CHECK(check_defaults(gated_delta_net_fields(), *gdn.gdn, "/model/gated_delta_net") == 7);
         // The family default the table names is the one the parser applies.
         CHECK(field_default_text(model_fields(), "arch") == "llama");
         CHECK(spec.norm == NormKind::RmsNorm);

@@ -58,10 +58,12 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
     for (const auto& [name, value] : r.breakdown.items())
         if (value > 0) t.rows.push_back({name, Value(value, Style::Duration), Value(value / r.step_time_s, Style::Fraction)});
     // A hybrid model's attention term covers its attention layers only, and its Mamba layers add
-    // their SSD scans (model_flops_per_step).
-    const bool hybrid = s.model.is_hybrid();
+    // their SSD scans; gated delta net layers add their delta rules (model_flops_per_step).
+    const char* mixers = s.model.is_hybrid() ? " (L: the attention layers) + 3 x each Mamba layer's SSD scan"
+                         : s.model.has_gdn() ? " (L: the attention layers) + 3 x each gated delta net layer's delta rule as Megatron-LM counts it"
+                                             : "";
     out.note(fmt::format("critical pipeline stage: {}; MFU counts 6 x active parameters + 12 L h s FLOPs per token{}", r.critical_stage,
-                         hybrid ? " (L: the attention layers) + 3 x each Mamba layer's SSD scan" : ""));
+                         mixers));
     return out;
 }
 

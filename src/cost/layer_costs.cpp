@@ -146,19 +146,26 @@ PhaseCost attention_projections(const ModelSpec& m, const Kernels& k, const Shap
         f.memory += up.memory;
         return up;
     }
-    const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
-    k.linear(f, b, T, (q + 2 * kv) / tp, h, Producer::Fused);
+    const double q = heads * d(m.head_dim), qkv = d(m.qkv_out());
+    k.linear(f, b, T, qkv / tp, h, Producer::Fused);
     k.linear(f, b, T, h, q / tp);
     if (m.kv_heads < static_cast<std::int64_t>(tp)) {
         // TP above the KV heads (Megatron-Core 0.16+, attention.py get_query_key_value_tensors):
         // each rank's QKV output is all-gathered over TP, 16 bits, and sliced to its heads; the
         // gather's backward is a reduce-scatter.
-        f.tp += k.collective(CollectiveOp::AllGather, T * (q + 2 * kv) * 2, tp_group);
-        b.tp += k.collective(CollectiveOp::ReduceScatter, T * (q + 2 * kv) * 2, tp_group);
+        f.tp += k.collective(CollectiveOp::AllGather, T * qkv * 2, tp_group);
+        b.tp += k.collective(CollectiveOp::ReduceScatter, T * qkv * 2, tp_group);
+    }
+    if (m.attention_output_gate) {
+        // The output gate (attention.py: core output x sigmoid(gate)), 16-bit: forward reads the
+        // output and the gate and writes the product; backward reads those three and writes the
+        // two gradients.
+        f.memory += k.memory(T * 3 * 2 * q / tp);
+        b.memory += k.memory(T * 5 * 2 * q / tp);
     }
     if (t.mode == TrainingMode::Lora) {
         const Kernels adapters = k.bf16_kernels();
-        adapters.adapter(f, b, T, (q + 2 * kv) / tp, h, d(t.lora.rank));
+        adapters.adapter(f, b, T, qkv / tp, h, d(t.lora.rank));
         adapters.adapter(f, b, T, h, q / tp, d(t.lora.rank));
     }
     return {};
@@ -296,6 +303,52 @@ double mamba_block(const CostContext& ctx, const Kernels& k, const Shapes& x, Ph
     const double norm_bytes = 3 * 2 * inner;
     f.memory += k.memory(T * (conv_bytes + 4 * states + 2 * scores + norm_bytes));
     b.memory += k.memory(T * (conv_bytes + 1.5 * conv_bytes + 2 * 4 * states + 2 * 2 * scores + 5 * 2 * inner));
+    return projections;
+}
+
+// A gated delta net mixer (Megatron-Core GatedDeltaNet at b0cc2706), TP sharded by heads: in_proj
+// (fed by the norm, LayerNormColumnParallelLinear) and out_proj in the recipe's precision;
+// between them the causal conv1d, the queries' and keys' L2 norms and their repeat to the value
+// heads, the chunked gated delta rule (flash-linear-attention's chunk_gated_delta_rule, Triton,
+// 16-bit) and the gated norm. The rule's products per chunk of C tokens and value head (key and
+// value heads of size dk, dv) run as batched matmuls, each priced as the 16-bit GEMM of its
+// stacked shape. Forward: K K^T (C x dk by dk x C); the triangular solve of I + A, a third of a
+// C x C by C x C product; W = A K and U = A V (C x C by C x dk, C x dv); the state pass, V' = U -
+// W S (C x dk by dk x dv) and S's update K^T V' (dk x C by C x dv); the output Q S (C x dk by
+// dk x dv), Q K^T (C x dk by dk x C) and its masked product with V' (C x C by C x dv). Backward:
+// each product's two gradients, after W, U and the state pass are recomputed (fla/ops/
+// gated_delta_rule/chunk.py, chunk_gated_delta_rule_bwd: recompute_w_u_fwd, then
+// chunk_gated_delta_rule_fwd_h). The memory-bound parts move, per token and layer on one GPU:
+// the conv1d reads and writes [q, k, v] (its backward rebuilds it, then reads the gradient and
+// input and writes the input's gradient); the L2 norms read and write q and k, and the repeat
+// writes them at the value heads' count; the chunk states (16-bit, H dk dv / C per token) are
+// written and read forward, and backward written twice (recomputed, and their gradients) and
+// read twice; the chunk's A (16-bit, C per head and token) is written and read forward, read
+// and its gradient written and read backward; the gated norm reads the output and the gate and
+// writes its output (backward reads those three, writes two gradients).
+// Returns the forward seconds of the projections' GEMMs (the block's TP GEMMs).
+double gdn_block(const CostContext& ctx, const Kernels& k, const Shapes& x, PhaseCost& f, PhaseCost& b) {
+    const ModelSpec& m = ctx.scenario.model;
+    const GatedDeltaNetSpec& g = *m.gdn;
+    const double h = d(m.hidden), T = x.T, tp = x.tp;
+    const double H = d(g.value_heads) / tp, dk = d(g.key_head_dim), dv = d(g.value_head_dim), C = d(g.chunk);
+    const double key = d(g.key_dim()) / tp, value = d(g.value_dim()) / tp, conv = d(g.conv_channels()) / tp;
+    const double gemm_before = f.gemm;
+    k.linear(f, b, T, d(g.in_proj_out()) / tp, h, Producer::Fused);
+    k.linear(f, b, T, h, value);
+    const double projections = f.gemm - gemm_before;
+    const Kernels rule = k.bf16_kernels();
+    const double rows = T * H;
+    const double w_u = rule.gemm(rows, dk, C) + rule.gemm(rows, dv, C);
+    const double state = rule.gemm(rows, dv, dk) + rule.gemm(dk * rows / C, dv, C);
+    const double products = rule.gemm(rows, C, dk) + rule.gemm(rows / 3, C, C) + w_u + state + rule.gemm(rows, dv, dk) +
+                            rule.gemm(rows, C, dk) + rule.gemm(rows, dv, C);
+    f.attention += products;
+    b.attention += 2 * products + w_u + state;
+    const double conv_bytes = 2 * conv * 2, norms = 2 * (2 * key + 2 * key) + 2 * (2 * key + 2 * H * dk);
+    const double states = 2 * H * dk * dv / C, a = 2 * C * H;
+    f.memory += k.memory(T * (conv_bytes + norms + 2 * states + 2 * a + 3 * 2 * value));
+    b.memory += k.memory(T * (conv_bytes + 1.5 * conv_bytes + 1.5 * norms + 4 * states + 3 * a + 5 * 2 * value));
     return projections;
 }
 
@@ -595,7 +648,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         if (tp_gemms) {
             const double attention_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.v_head_dim) : d(m.heads) * d(m.head_dim);
             const double qkv_out = m.attention == AttentionKind::MultiLatent ? d(m.heads) * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim)
-                                                                             : (d(m.heads) + 2 * d(m.kv_heads)) * d(m.head_dim);
+                                                                             : d(m.qkv_out());
             tp_blocks[0] = tp_block_gemms(k, x, f.gemm, qkv_out / x.tp, d(m.hidden), d(m.hidden), attention_out / x.tp, pipelined_tp);
         }
         const double core_before = f.attention;
@@ -607,6 +660,12 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         if (tp_gemms)
             tp_blocks[0] = tp_block_gemms(k, x, projections, d(m.mamba.in_proj_out()) / x.tp, d(m.hidden), d(m.hidden),
                                           d(m.mamba.inner()) / x.tp, pipelined_tp);
+        tp_block_count = 1;
+    } else if (mixer == Mixer::GatedDeltaNet) {
+        const double projections = gdn_block(ctx, k, x, f, b);
+        if (tp_gemms)
+            tp_blocks[0] = tp_block_gemms(k, x, projections, d(m.gdn->in_proj_out()) / x.tp, d(m.hidden), d(m.hidden),
+                                          d(m.gdn->value_dim()) / x.tp, pipelined_tp);
         tp_block_count = 1;
     }
     const bool eager_rotary = m.position == PositionKind::Yarn && !ctx.runtime.fused.yarn_rope && mixer == Mixer::Attention;
@@ -918,7 +977,8 @@ double model_flops_per_step(const Scenario& s) {
         if (m.layer_mixer(layer) != Mixer::Attention) continue;
         keys += m.layer_is_windowed(layer) ? 2.0 * m.mean_causal_keys(layer, s.training.seq_len) : d(s.training.seq_len);
     }
-    const double scan = d(m.mixer_layer_count(Mixer::Mamba)) * 3 * ssd_scan_flops_per_token(m);
+    const double scan = d(m.mixer_layer_count(Mixer::Mamba)) * 3 * ssd_scan_flops_per_token(m) +
+                        d(m.mixer_layer_count(Mixer::GatedDeltaNet)) * 3 * gdn_rule_flops_per_token(m);
     return tokens * (6 * dense + 12 * attn_width * keys + scan);
 }
 

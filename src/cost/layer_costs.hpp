@@ -104,7 +104,8 @@ double newton_schulz_time(const CostContext& ctx, const Layout& layout, double l
 
 // Model FLOPs of one step (6N per token for the GEMMs incl. the output layer, plus 12 L h s per
 // token for attention, as Narayanan et al. and PaLM count; MoE counts the active experts; a
-// Mamba layer three times its SSD scan's forward products), and
+// Mamba layer three times its SSD scan's forward products, a gated delta net layer three times
+// its delta rule's as Megatron-LM counts them), and
 // hardware FLOPs (the recomputed forward added: under the runtime's selective_checkpoint,
 // Megatron's modules with flash attention recompute only memory-bound ops, torchtitan's per-op
 // policy its unsaved matmuls, its layer policy 1/N of the forward).

@@ -51,6 +51,9 @@ std::vector<double> layer_modules(const ModelSpec& m, const Layout& l, std::int6
     if (mixer == Mixer::Mamba) {
         modules.push_back(h * d(m.mamba.in_proj_out()) / tp);
         modules.push_back(d(m.mamba.inner()) * h / tp);
+    } else if (mixer == Mixer::GatedDeltaNet) {
+        modules.push_back(h * d(m.gdn->in_proj_out()) / tp);
+        modules.push_back(d(m.gdn->value_dim()) * h / tp);
     } else if (mixer == Mixer::Attention && m.attention == AttentionKind::MultiLatent) {
         const auto& a = m.mla;
         const double heads = d(m.heads);
@@ -58,7 +61,7 @@ std::vector<double> layer_modules(const ModelSpec& m, const Layout& l, std::int6
         modules.push_back(d(a.kv_lora_rank) * heads * d(a.qk_nope_head_dim + a.v_head_dim) / tp);
         modules.push_back(heads * d(a.v_head_dim) * h / tp);
     } else if (mixer == Mixer::Attention) {
-        modules.push_back(h * d(m.heads + 2 * m.kv_heads) * d(m.head_dim) / tp);
+        modules.push_back(h * d(m.qkv_out()) / tp);
         modules.push_back(h * d(m.heads) * d(m.head_dim) / tp);
     }
     const double gate = m.gated_mlp() ? 2.0 : 1.0;
@@ -85,10 +88,17 @@ std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l,
         for (const double tensor : {h * d(s.in_proj_out()) / tp, conv * d(s.conv_kernel), conv, d(s.heads) / tp, d(s.heads) / tp,
                                     d(s.heads) / tp, d(s.inner()) / tp, d(s.inner()) * h / tp})
             t.push_back(tensor);
+    } else if (mixer == Mixer::GatedDeltaNet) {
+        // in_proj, conv1d weight, dt bias, A_log, the gated norm (one value head's width, whole on
+        // every rank), out_proj.
+        const GatedDeltaNetSpec& g = *m.gdn;
+        for (const double tensor : {h * d(g.in_proj_out()) / tp, d(g.conv_channels()) * d(g.conv_kernel) / tp, d(g.value_heads) / tp,
+                                    d(g.value_heads) / tp, d(g.value_head_dim), d(g.value_dim()) * h / tp})
+            t.push_back(tensor);
     } else if (mixer == Mixer::Attention && m.attention == AttentionKind::MultiLatent) {
         t.insert(t.end(), 3, attention_params_per_layer(m) / 3 / tp);
     } else if (mixer == Mixer::Attention) {
-        const double qkv = d(m.heads + 2 * m.kv_heads) * d(m.head_dim) / tp;
+        const double qkv = d(m.qkv_out()) / tp;
         t.push_back(h * qkv);
         if (m.qkv_bias || m.linear_bias) t.push_back(qkv);
         t.push_back(d(m.heads) * d(m.head_dim) * h / tp);
@@ -287,7 +297,12 @@ bool same_layer_kinds(const ModelSpec& m, std::pair<std::int64_t, std::int64_t> 
     if (m.is_hybrid())
         return m.hybrid_pattern.compare(static_cast<std::size_t>(a.first), static_cast<std::size_t>(n), m.hybrid_pattern,
                                         static_cast<std::size_t>(b.first), static_cast<std::size_t>(n)) == 0;
-    if (!m.is_moe() && m.window.tokens <= 0) return true;  // one kind of layer
+    if (!m.is_moe() && m.window.tokens <= 0 && !m.has_gdn()) return true;  // one kind of layer
+    if (m.has_gdn()) {
+        for (std::int64_t i = 0; i < n; ++i)
+            if (m.layer_kind(a.first + i) != m.layer_kind(b.first + i)) return false;
+        return true;
+    }
     for (std::int64_t i = 0; i < n; ++i)
         if (m.layer_is_moe(a.first + i) != m.layer_is_moe(b.first + i) || m.layer_is_windowed(a.first + i) != m.layer_is_windowed(b.first + i))
             return false;

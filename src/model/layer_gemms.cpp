@@ -21,8 +21,8 @@ void attention(const ModelSpec& m, std::int64_t T, std::int64_t tp, std::vector<
         out.push_back({"attention output", T, h, heads * a.v_head_dim / tp});
         return;
     }
-    const std::int64_t q = heads * m.head_dim, kv = m.kv_heads * m.head_dim;
-    out.push_back({"qkv", T, (q + 2 * kv) / tp, h});
+    const std::int64_t q = heads * m.head_dim;
+    out.push_back({"qkv", T, m.qkv_out() / tp, h});
     out.push_back({"attention output", T, h, q / tp});
 }
 
@@ -41,6 +41,11 @@ std::vector<LayerGemm> layer_gemms(const ModelSpec& m, std::int64_t layer, std::
         // in_proj column-parallel by heads and groups, out_proj row-parallel (mamba_mixer.py).
         out.push_back({"mamba in", T, m.mamba.in_proj_out() / tp, m.hidden});
         out.push_back({"mamba out", T, m.hidden, m.mamba.inner() / tp});
+    }
+    if (m.layer_mixer(layer) == Mixer::GatedDeltaNet) {
+        // in_proj column-parallel by heads, out_proj row-parallel (gated_delta_net.py).
+        out.push_back({"gdn in", T, m.gdn->in_proj_out() / tp, m.hidden});
+        out.push_back({"gdn out", T, m.hidden, m.gdn->value_dim() / tp});
     }
     if (m.layer_ffn(layer) == Ffn::None) return out;
     if (m.layer_ffn(layer) == Ffn::Dense) {
@@ -68,6 +73,11 @@ double ssd_scan_flops_per_token(const ModelSpec& m) {
     return 2 * d(s.groups) * Q * N + 2 * d(s.heads) * (Q * P + 2 * N * P);
 }
 
+double gdn_rule_flops_per_token(const ModelSpec& m) {
+    const double dv = static_cast<double>(m.gdn->value_head_dim);
+    return 2 * 4 * static_cast<double>(m.gdn->value_heads) * dv * dv;
+}
+
 LayerGemm logits_gemm(const ModelSpec& m, std::int64_t T, std::int64_t tp) { return {"logits", T, (m.vocab + tp - 1) / tp, m.hidden}; }
 
 BlockMatmuls block_matmuls(const ModelSpec& m, std::int64_t layer) {
@@ -78,6 +88,9 @@ BlockMatmuls block_matmuls(const ModelSpec& m, std::int64_t layer) {
     if (mixer == Mixer::Mamba) {
         mms.push_back({h, d(m.mamba.in_proj_out()), TpSplit::Column});
         mms.push_back({d(m.mamba.inner()), h, TpSplit::Row});
+    } else if (mixer == Mixer::GatedDeltaNet) {
+        mms.push_back({h, d(m.gdn->in_proj_out()), TpSplit::Column});
+        mms.push_back({d(m.gdn->value_dim()), h, TpSplit::Row});
     } else if (mixer == Mixer::Attention && m.attention == AttentionKind::MultiLatent) {
         const auto& a = m.mla;
         const double qk = heads * d(a.qk_nope_head_dim + a.qk_rope_head_dim);
@@ -91,8 +104,9 @@ BlockMatmuls block_matmuls(const ModelSpec& m, std::int64_t layer) {
         mms.push_back({d(a.kv_lora_rank), heads * d(a.qk_nope_head_dim + a.v_head_dim), TpSplit::Column});
         mms.push_back({heads * d(a.v_head_dim), h, TpSplit::Row});
     } else if (mixer == Mixer::Attention) {
+        // With the output gate, the query projection also outputs the gate (Qwen3-Next's q_proj).
         const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
-        mms.push_back({h, q, TpSplit::Column});
+        mms.push_back({h, q * (m.attention_output_gate ? 2 : 1), TpSplit::Column});
         mms.push_back({h, kv, TpSplit::Column});
         mms.push_back({h, kv, TpSplit::Column});
         mms.push_back({q, h, TpSplit::Row});

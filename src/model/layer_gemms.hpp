@@ -29,6 +29,11 @@ std::vector<LayerGemm> layer_gemms(const ModelSpec& model, std::int64_t layer, s
 // unsharded: per group C B^T within a chunk (2 Q N), per head the masked product with X (2 Q P),
 // the chunk's state B^T X (2 N P) and the states' contribution C h (2 N P).
 double ssd_scan_flops_per_token(const ModelSpec& model);
+// The forward FLOPs per token of one gated delta net's delta rule as Megatron-LM counts them for
+// its reported throughput (training.py num_floating_point_operations at b0cc2706): four products
+// of a value head's size squared per value head (K K^T, V K^T, S (a (I - b K K^T)), S Q), two
+// FLOPs a multiply-add, unsharded.
+double gdn_rule_flops_per_token(const ModelSpec& model);
 // The output projection (logits) of the last stage.
 LayerGemm logits_gemm(const ModelSpec& model, std::int64_t tokens, std::int64_t tp);
 
@@ -36,7 +41,7 @@ LayerGemm logits_gemm(const ModelSpec& model, std::int64_t tokens, std::int64_t 
 // counts matmuls sees them (torchtitan's modules: wq, wk, wv, then wo; MLA: q or q_a and q_b,
 // wkv_a, wkv_b, wo; then a dense MLP's w1, w3, w2, or w1, w2 ungated), where layer_gemms fuses
 // QKV and gate/up. A MoE layer lists its attention only (its experts run as grouped GEMMs); a Mamba
-// mixer its in_proj and out_proj.
+// or gated delta net mixer its in_proj and out_proj.
 enum class TpSplit { Column, Row, None };  // output split over TP, input split (partial sums out), neither
 struct BlockMatmul {
     double in = 0, out = 0;  // elements per token of the input and output, before the TP split

@@ -24,7 +24,7 @@ double attention_params_per_layer(const ModelSpec& m) {
         return q + kv + o;
     }
     const double q = heads * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
-    double params = h * q + 2.0 * h * kv + q * h;
+    double params = h * d(m.qkv_out()) + q * h;
     if (m.linear_bias) params += q + 2.0 * kv + h;
     else if (m.qkv_bias) params += q + 2.0 * kv;
     return params;
@@ -36,6 +36,13 @@ double mamba_params(const ModelSpec& m) {
     double params = h * in_out + conv * d(s.conv_kernel + 1) + 3.0 * d(s.heads) + inner + inner * h;
     if (m.linear_bias) params += in_out + h;
     return params;
+}
+
+double gdn_params(const ModelSpec& m) {
+    const GatedDeltaNetSpec& g = *m.gdn;
+    const double h = d(m.hidden);
+    return h * d(g.in_proj_out()) + d(g.conv_channels()) * d(g.conv_kernel) + 2.0 * d(g.value_heads) + d(g.value_head_dim) +
+           d(g.value_dim()) * h;
 }
 
 double mlp_params(const ModelSpec& m, std::int64_t ffn_hidden) { return mlp_params(m, ffn_hidden, m.hidden); }
@@ -64,6 +71,7 @@ double mixer_params(const ModelSpec& m, std::int64_t layer) {
     switch (m.layer_mixer(layer)) {
     case Mixer::Attention: return attention_params_per_layer(m);
     case Mixer::Mamba: return mamba_params(m);
+    case Mixer::GatedDeltaNet: return gdn_params(m);
     case Mixer::None: break;
     }
     return 0.0;
@@ -84,8 +92,8 @@ double layer_params(const ModelSpec& m, std::int64_t layer) {
 
 double lora_params_per_layer(const ModelSpec& m, std::int64_t rank) {
     const double h = d(m.hidden), r = d(rank);
-    const double q = d(m.heads) * d(m.head_dim), kv = d(m.kv_heads) * d(m.head_dim);
-    return r * (h + q + 2.0 * kv) + r * (q + h);
+    const double q = d(m.heads) * d(m.head_dim);
+    return r * (h + d(m.qkv_out())) + r * (q + h);
 }
 
 ParamCounts count_params(const ModelSpec& m) {
@@ -100,6 +108,7 @@ ParamCounts count_params(const ModelSpec& m) {
     for (std::int64_t l = 0; l < m.layers; ++l) dense_layers += m.layer_ffn(l) == Ffn::Dense ? 1 : 0;
     c.attention = d(m.mixer_layer_count(Mixer::Attention)) * attention_params_per_layer(m);
     c.mamba = d(m.mixer_layer_count(Mixer::Mamba)) * mamba_params(m);
+    c.gdn = d(m.mixer_layer_count(Mixer::GatedDeltaNet)) * gdn_params(m);
     c.norms = d(m.layers) * m.norms_per_layer() * norm_params(m);
     c.dense_mlp = dense_layers * mlp_params(m, m.ffn_hidden);
     if (m.is_moe()) {
@@ -118,7 +127,7 @@ ParamCounts count_params(const ModelSpec& m) {
 }
 
 double ParamCounts::total() const {
-    return embedding + output + final_norm + attention + mamba + dense_mlp + moe_experts + moe_shared + norms;
+    return embedding + output + final_norm + attention + mamba + gdn + dense_mlp + moe_experts + moe_shared + norms;
 }
 
 double ParamCounts::active(const ModelSpec& m) const {

@@ -13,6 +13,7 @@ struct ParamCounts {
     double final_norm = 0;
     double attention = 0;        // all attention layers
     double mamba = 0;            // all Mamba layers' mixers (hybrid models)
+    double gdn = 0;              // all gated delta net mixers (linear-attention layers)
     double dense_mlp = 0;        // all dense-MLP layers
     double moe_experts = 0;      // all routed experts of all MoE layers
     double moe_shared = 0;       // shared experts and routers
@@ -30,7 +31,11 @@ double attention_params_per_layer(const ModelSpec& m);
 // One Mamba-2 mixer: in_proj, conv1d (weight and bias), the per-head dt bias, A and D, the gated
 // norm over d_inner, out_proj (mamba_mixer.py; biases on the projections where linear_bias).
 double mamba_params(const ModelSpec& m);
-// A layer's mixer (attention, Mamba or none) and its MLP block (dense, MoE or none).
+// One gated delta net mixer: in_proj, the conv1d weight (no bias: GatedDeltaNet's conv_bias
+// default and Qwen3-Next's), the per-value-head dt bias and A_log, the gated norm's weight over a
+// value head, out_proj (gated_delta_net.py; no projection biases).
+double gdn_params(const ModelSpec& m);
+// A layer's mixer (attention, Mamba, gated delta net or none) and its MLP block (dense, MoE or none).
 double mixer_params(const ModelSpec& m, std::int64_t layer);
 double ffn_params(const ModelSpec& m, std::int64_t layer);
 // An MLP between `width` (hidden by default; a latent MoE's experts: moe.latent) and ffn_hidden.

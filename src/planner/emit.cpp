@@ -313,6 +313,33 @@ const Feature kFeatures[] = {
          e.notes.push_back("torchtitan has no Mamba-2 hybrid model: the export's settings need a registered model of this shape");
      },
      [](const Scenario&, const Layout&, Emitted& e) { e.notes.push_back("DeepSpeed builds the hybrid Mamba model in code"); }},
+    {"gated delta net", [](const Scenario& s) { return s.model.has_gdn(); },
+     [](const Scenario& s, const Layout&, Emitted& e) {
+         // TransformerConfig's fields, which Megatron-LM's arguments.py turns into flags
+         // (ArgumentGroupFactory), but for linear_attention_freq, declared apart. The target
+         // commit names the variant gdn (gated_delta_net is its deprecated alias, Megatron-Bridge
+         // 26.02's b0cc2706 name).
+         const GatedDeltaNetSpec& g = *s.model.gdn;
+         arg(e, "--experimental-attention-variant", "gdn");
+         e.notes.push_back("Megatron-Bridge 26.02 (Megatron-Core b0cc2706) names the variant gated_delta_net, which later "
+                           "Megatron-LM keeps as a deprecated alias of gdn");
+         arg(e, "--linear-attention-freq", g.full_attention_interval);
+         arg(e, "--linear-num-key-heads", g.key_heads);
+         arg(e, "--linear-num-value-heads", g.value_heads);
+         arg(e, "--linear-key-head-dim", g.key_head_dim);
+         arg(e, "--linear-value-head-dim", g.value_head_dim);
+         arg(e, "--linear-conv-kernel-dim", g.conv_kernel);
+     },
+     [](const Scenario&, const Layout&, Emitted& e) {
+         e.notes.push_back("torchtitan has no gated delta net model: the export's settings need a registered model of this shape");
+     },
+     [](const Scenario&, const Layout&, Emitted& e) { e.notes.push_back("DeepSpeed builds the gated delta net layers in code"); }},
+    {"attention output gate", [](const Scenario& s) { return s.model.attention_output_gate; },
+     [](const Scenario&, const Layout&, Emitted& e) { flag(e, "--attention-output-gate"); },
+     [](const Scenario&, const Layout&, Emitted& e) {
+         e.notes.push_back("torchtitan's config has no attention output gate: it must be in the registered model");
+     },
+     [](const Scenario&, const Layout&, Emitted& e) { e.notes.push_back("DeepSpeed builds the attention output gate in code"); }},
     {"multi-token prediction", [](const Scenario& s) { return s.model.mtp_layers > 0; },
      [](const Scenario& s, const Layout&, Emitted& e) { arg(e, "--mtp-num-layers", s.model.mtp_layers); },
      [](const Scenario& s, const Layout&, Emitted& e) {

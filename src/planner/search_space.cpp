@@ -39,7 +39,7 @@ std::vector<std::int64_t> tp_values(const Scenario& s, const LayoutSpec& f, cons
     return knob(f.tp, powers_of_two_up_to(limit), [&](std::int64_t t) {
         const bool kv_ok = m.attention != AttentionKind::Standard || m.kv_heads % t == 0 || (o.framework.tp_beyond_kv_heads && t % m.kv_heads == 0);
         bool ffn_ok = m.ffn_hidden == 0 || m.ffn_hidden % t == 0;
-        return m.heads % t == 0 && kv_ok && ffn_ok && mamba_split_rule(m, t, 1).empty();
+        return m.heads % t == 0 && kv_ok && ffn_ok && mixer_split_rule(m, t, 1).empty();
     });
 }
 
@@ -351,7 +351,7 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
         });
     for (auto tp : tps) {
         for (auto cp : cp_values(s, f, o)) {
-            if (const std::string rule = mamba_split_rule(s.model, tp, cp); !rule.empty()) {
+            if (const std::string rule = mixer_split_rule(s.model, tp, cp); !rule.empty()) {
                 rejected.note(1, [&] { return InputError("/layout/cp", num(cp), rule + " at tp " + num(tp)); });
                 continue;
             }

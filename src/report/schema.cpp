@@ -19,6 +19,7 @@ std::vector<FieldTable> all_field_tables() {
         {"/model/attention", "multi-head latent attention", mla_fields()},
         {"/model/sliding_window", "banded (local) attention", sliding_window_fields()},
         {"/model/mamba", "Mamba-2 mixers of a hybrid model", mamba_fields()},
+        {"/model/gated_delta_net", "gated delta net mixers of a transformer's linear-attention layers", gated_delta_net_fields()},
         {"/cluster", "GPUs and fabric (shorthand or full)", cluster_fields()},
         {"/cluster/storage", "checkpoint storage", storage_fields()},
         {"/cluster/host", "host link and memory, for optimizer offload", host_fields()},

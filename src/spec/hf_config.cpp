@@ -25,7 +25,8 @@ namespace {
 constexpr std::int64_t kLargestSize = std::int64_t{1} << 24;
 
 // The architectures transformers builds from the model_types below, as far as cost goes.
-enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Gemma3, GptOss, Llama4, DeepSeek, NemotronH };
+enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Qwen3Next, Qwen35, Qwen35Moe, Gemma, Gemma2, Gemma3, GptOss,
+                    Llama4, DeepSeek, NemotronH };
 
 struct TextType {
     std::string_view model_type;
@@ -45,6 +46,8 @@ constexpr TextType kTextTypes[] = {
     {"gpt_oss", Family::GptOss},       {"llama4_text", Family::Llama4},
     {"deepseek_v2", Family::DeepSeek}, {"deepseek_v3", Family::DeepSeek},
     {"kimi_k2", Family::DeepSeek},     {"nemotron_h", Family::NemotronH},
+    {"qwen3_next", Family::Qwen3Next}, {"qwen3_5_text", Family::Qwen35},
+    {"qwen3_5_moe_text", Family::Qwen35Moe},
 };
 
 // Multimodal wrappers: the language model sits under text_config, whose model_type transformers
@@ -58,6 +61,7 @@ constexpr Wrapper kWrappers[] = {
     {"llama4", "llama4_text", true},          {"gemma3", "gemma3_text", true},
     {"qwen2_vl", "qwen2_vl_text", false},     {"qwen2_5_vl", "qwen2_5_vl_text", false},
     {"qwen3_vl", "qwen3_vl_text", true},      {"qwen3_vl_moe", "qwen3_vl_moe_text", true},
+    {"qwen3_5", "qwen3_5_text", true},        {"qwen3_5_moe", "qwen3_5_moe_text", true},
 };
 
 // Sub-models of a multimodal config that Sextant does not model (only the language model is).
@@ -74,12 +78,14 @@ constexpr std::string_view kShapeKeys[] = {
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers", "sliding_window",
     "use_sliding_window", "max_window_layers", "sliding_window_pattern", "layer_types",
     "attention_chunk_size", "no_rope_layers", "attention_bias", "mlp_bias",
-    // State-space and linear-attention mixers, which no family read here has: Mamba-2 hybrids
-    // (Nemotron-H's layer pattern and Mamba sizes), Jamba's layer periods and Mamba sizes,
-    // Qwen3-Next's gated delta-net (its linear heads, full_attention_interval).
+    // State-space and linear-attention mixers: Mamba-2 hybrids (Nemotron-H's layer pattern and
+    // Mamba sizes), Jamba's layer periods and Mamba sizes, Qwen3-Next's and Qwen3.5's gated delta
+    // nets (their linear heads and sizes, full_attention_interval, the gated attention beside
+    // them, Qwen3.5's MTP module); the Nemotron-H and Qwen3-Next readers take theirs.
     "hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "mamba_d_state",
     "mamba_d_conv", "mamba_expand", "attn_layer_period", "attn_layer_offset", "linear_num_value_heads",
-    "linear_num_key_heads", "full_attention_interval",
+    "linear_num_key_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "full_attention_interval",
+    "attn_output_gate", "mtp_num_hidden_layers",
     // Nemotron-H's other shape keys, Nemotron 3 Super's latent MoE width and hybrid MTP block
     // among them: its reader takes them, any other family refuses them.
     "layers_block_type", "n_groups", "moe_shared_expert_intermediate_size", "use_bias", "mamba_proj_bias",
@@ -500,6 +506,60 @@ void read_nemotron_h(ModelSpec& m, HfObject& c) {
         throw InputError(c.path_of(mtp_key.c_str()), c.value_of(mtp_key.c_str()), rule);
 }
 
+// Qwen3-Next and Qwen3.5 (transformers' configuration_qwen3_next.py and configuration_qwen3_5*.py):
+// a gated delta net in each layer layer_types names linear_attention (without layer_types, every
+// layer but each full_attention_interval-th: transformers' default), gated attention in the
+// others (an output gate beside the queries: Qwen3-Next always, Qwen3.5 where attn_output_gate);
+// Qwen3-Next's and Qwen3.5-MoE's experts are placed as Qwen2-MoE's, with its shared expert (the
+// shared expert's sigmoid gate, hidden_size a layer, is not counted); Qwen3.5's MTP module
+// (mtp_num_hidden_layers) is one layer of the last layer's kind. Sextant's placement is periodic
+// (Megatron-Core's integer linear_attention_freq): any other is refused.
+void read_qwen3_next(ModelSpec& m, HfObject& c, Family f) {
+    if (f != Family::Qwen35) read_qwen_moe(m, c, true);
+    if (m.ffn_hidden == 0 && m.moe_layer_count() < m.layers)
+        throw InputError(c.path_of("intermediate_size"), "", "is required: mlp_only_layers or decoder_sparse_step leave dense MLP layers");
+    m.attention_output_gate = f == Family::Qwen3Next || c.flag("attn_output_gate", true);
+    if (f != Family::Qwen3Next) m.mtp_layers = c.size("mtp_num_hidden_layers", 0, 0);
+    // transformers' defaults for the sizes are Megatron-Core's, GatedDeltaNetSpec's.
+    GatedDeltaNetSpec g;
+    g.key_heads = c.size("linear_num_key_heads", g.key_heads);
+    g.value_heads = c.size("linear_num_value_heads", g.value_heads);
+    g.key_head_dim = c.size("linear_key_head_dim", g.key_head_dim);
+    g.value_head_dim = c.size("linear_value_head_dim", g.value_head_dim);
+    g.conv_kernel = c.size("linear_conv_kernel_dim", g.conv_kernel);
+    if (g.value_heads % g.key_heads != 0)
+        throw InputError(c.path_of("linear_num_value_heads"), int_text(g.value_heads),
+                         "must be a multiple of linear_num_key_heads (" + int_text(g.key_heads) + ")");
+    std::int64_t interval = c.size("full_attention_interval", g.full_attention_interval);
+    std::vector<bool> linear;
+    std::string key = "full_attention_interval";
+    if (const json* v = c.find("layer_types")) {
+        if (!v->is_array() || static_cast<std::int64_t>(v->size()) != m.layers)
+            throw InputError(c.path_of("layer_types"), value_text(*v), "must list one attention type per layer (" + int_text(m.layers) + ")");
+        for (std::size_t i = 0; i < v->size(); ++i) {
+            const json& t = (*v)[i];
+            const std::string name = t.is_string() ? t.get<std::string>() : "";
+            if (name != "linear_attention" && name != "full_attention")
+                throw InputError(c.path_of("layer_types") + "/" + std::to_string(i), value_text(t),
+                                 "must be linear_attention or full_attention in a gated delta net model");
+            linear.push_back(name == "linear_attention");
+        }
+        const auto first_full = std::find(linear.begin(), linear.end(), false);
+        interval = first_full == linear.end() ? 0 : (first_full - linear.begin()) + 1;
+        key = "layer_types";
+    } else {
+        for (std::int64_t l = 0; l < m.layers; ++l) linear.push_back((l + 1) % interval != 0);
+    }
+    if (std::find(linear.begin(), linear.end(), true) == linear.end()) return;  // no linear layer: a transformer
+    bool periodic = interval >= 2;
+    for (std::int64_t l = 0; periodic && l < m.layers; ++l) periodic = linear[static_cast<std::size_t>(l)] == ((l + 1) % interval != 0);
+    if (!periodic)
+        throw InputError(c.path_of(key.c_str()), c.value_of(key.c_str()),
+                         "gives a layer pattern Sextant cannot express: every n-th layer full attention, the others gated delta nets");
+    g.full_attention_interval = interval;
+    m.gdn = g;
+}
+
 // The windowed layers of each family, as transformers lays them out when layer_types is absent.
 void read_window(ModelSpec& m, HfObject& c, Family f) {
     const auto all = [&](LayerAttention k) { return std::vector<LayerAttention>(static_cast<std::size_t>(m.layers), k); };
@@ -593,7 +653,10 @@ ModelSpec read_text_model(HfObject& c, Family f, std::optional<bool> outer_tie) 
     // Nemotron-H's early files name the head size attention_head_dim.
     const char* head_dim = f == Family::NemotronH && !c.has("head_dim") && c.has("attention_head_dim") ? "attention_head_dim" : "head_dim";
     m.head_dim = c.size(head_dim, is_gemma(f) ? 256 : m.hidden / m.heads);
-    m.ffn_hidden = c.size("intermediate_size", f == Family::NemotronH ? std::optional<std::int64_t>(21504) : std::nullopt);
+    // Qwen3.5-MoE's files have no dense MLP size (read_qwen3_next checks that no layer needs one).
+    m.ffn_hidden = c.size("intermediate_size", f == Family::NemotronH ? std::optional<std::int64_t>(21504)
+                                               : f == Family::Qwen35Moe ? std::optional<std::int64_t>(0)
+                                                                        : std::nullopt);
     m.tied_embeddings = c.flag("tie_word_embeddings", outer_tie.value_or(tied_by_default(f)));
     m.norm = NormKind::RmsNorm;
     if (f == Family::NemotronH) {
@@ -609,6 +672,12 @@ ModelSpec read_text_model(HfObject& c, Family f, std::optional<bool> outer_tie) 
         case Family::GptOss: read_gpt_oss(m, c); break;
         case Family::Llama4: read_llama4_moe(m, c); break;
         case Family::DeepSeek: read_deepseek(m, c); break;
+        case Family::Qwen3Next:
+        case Family::Qwen35:
+        case Family::Qwen35Moe:
+            read_qwen3_next(m, c, f);
+            read_biases(m, c, f);
+            return m;  // no windowed layers: a sliding_window set is refused as unread
         default: break;
     }
     read_biases(m, c, f);

@@ -50,6 +50,11 @@ constexpr FieldDef kModelFields[] = {
      "behind its own norm); empty: transformer layers", "", default_string(""), -1e300, 1e300, "",
      bind<&ModelSpec::hybrid_pattern>()},
     {"mamba", FieldType::Object, "the Mamba-2 mixers of a hybrid model, see /model/mamba"},
+    {"gated_delta_net", FieldType::Object,
+     "gated delta net mixers in a transformer's linear-attention layers (Qwen3-Next), see /model/gated_delta_net"},
+    {"attention_output_gate", FieldType::Boolean,
+     "the QKV projection also outputs a query-sized gate whose sigmoid scales the attention output (Megatron "
+     "--attention-output-gate, Qwen3-Next)", "", default_bool(false), -1e300, 1e300, "", bind<&ModelSpec::attention_output_gate>()},
     {"mtp_pattern", FieldType::String,
      "a hybrid model's MTP module, in hybrid_override_pattern's symbols (Megatron's part after '/'; needs mtp_layers)", "",
      default_string(""), -1e300, 1e300, "", bind<&ModelSpec::mtp_pattern>()},
@@ -109,6 +114,24 @@ constexpr FieldDef kMambaFields[] = {
      bind<&MambaSpec::conv_kernel>()},
     {"chunk", FieldType::Integer, "chunk length of the SSD scan kernels (chunk_size)", "tokens", default_integer(128), 1, 1 << 16, "",
      bind<&MambaSpec::chunk>()},
+};
+
+constexpr FieldDef kGdnFields[] = {
+    {"key_heads", FieldType::Integer, "query and key heads (Megatron linear_num_key_heads)", "", default_integer(16), 1, 1 << 16, "",
+     bind<&GatedDeltaNetSpec::key_heads>()},
+    {"value_heads", FieldType::Integer, "value and gate heads (linear_num_value_heads); a multiple of key_heads", "",
+     default_integer(32), 1, 1 << 16, "", bind<&GatedDeltaNetSpec::value_heads>()},
+    {"key_head_dim", FieldType::Integer, "size of one query/key head (linear_key_head_dim)", "", default_integer(128), 1, 1 << 16, "",
+     bind<&GatedDeltaNetSpec::key_head_dim>()},
+    {"value_head_dim", FieldType::Integer, "size of one value head (linear_value_head_dim)", "", default_integer(128), 1, 1 << 16, "",
+     bind<&GatedDeltaNetSpec::value_head_dim>()},
+    {"conv_kernel", FieldType::Integer, "causal conv1d width (linear_conv_kernel_dim)", "", default_integer(4), 1, 1 << 10, "",
+     bind<&GatedDeltaNetSpec::conv_kernel>()},
+    {"full_attention_interval", FieldType::Integer,
+     "every n-th layer keeps full attention, the others are gated delta nets (linear_attention_freq; Qwen3-Next: 4)", "",
+     default_integer(4), 2, 1 << 16, "", bind<&GatedDeltaNetSpec::full_attention_interval>()},
+    {"chunk", FieldType::Integer, "tokens per chunk of the chunked delta rule (flash-linear-attention's chunk_size)", "",
+     default_integer(64), 1, 1 << 16, "", bind<&GatedDeltaNetSpec::chunk>()},
 };
 
 constexpr FieldDef kWindowFields[] = {
@@ -199,6 +222,28 @@ MambaSpec parse_mamba(const json& object, const std::string& path, std::int64_t 
     return s;
 }
 
+GatedDeltaNetSpec parse_gdn(const json& object, const std::string& path) {
+    ObjectReader r(object, path, kGdnFields);
+    GatedDeltaNetSpec s;
+    read_fields(r, s);
+    if (s.value_heads % s.key_heads != 0)
+        throw InputError(r.path_of("value_heads"), std::to_string(s.value_heads),
+                         fmt::format("must be a multiple of key_heads ({}): queries and keys are repeated to the value heads", s.key_heads));
+    return s;
+}
+
+// What a transformer with gated delta nets cannot also have: Sextant keeps a model to four kinds
+// of layer, and Megatron-Core builds the gated delta net beside standard attention only.
+void check_gdn(const ObjectReader& r, const ModelSpec& m) {
+    if (m.is_hybrid())
+        throw InputError(r.path_of("gated_delta_net"), "",
+                         "is not modelled in a hybrid model (hybrid_override_pattern): give a transformer with full_attention_interval");
+    if (r.has("sliding_window"))
+        throw InputError(r.path_of("sliding_window"), "", "is not modelled beside gated delta nets (/model/gated_delta_net)");
+    if (m.attention == AttentionKind::MultiLatent)
+        throw InputError(r.path_of("attention"), "", "multi-latent attention is not modelled beside gated delta nets (/model/gated_delta_net)");
+}
+
 // The rules of a hybrid_override_pattern (Megatron-Core's hybrid_layer_allocation.py symbols):
 // a layer per character, each a block Sextant models, and the settings its blocks need.
 void check_hybrid(const ObjectReader& r, const ModelSpec& m) {
@@ -247,6 +292,7 @@ std::span<const FieldDef> moe_fields() { return kMoeFields; }
 std::span<const FieldDef> mla_fields() { return kMlaFields; }
 std::span<const FieldDef> sliding_window_fields() { return kWindowFields; }
 std::span<const FieldDef> mamba_fields() { return kMambaFields; }
+std::span<const FieldDef> gated_delta_net_fields() { return kGdnFields; }
 
 double ModelSpec::mean_causal_keys(std::int64_t layer, std::int64_t seq) const {
     const double s = static_cast<double>(seq);
@@ -273,7 +319,14 @@ std::int64_t ModelSpec::moe_layer_count() const {
     return n;
 }
 
-std::string mamba_split_rule(const ModelSpec& m, std::int64_t tp, std::int64_t cp) {
+std::string mixer_split_rule(const ModelSpec& m, std::int64_t tp, std::int64_t cp) {
+    if (m.has_gdn()) {
+        const GatedDeltaNetSpec& g = *m.gdn;
+        if (g.key_heads % tp != 0) return fmt::format("must divide the gated delta net's key heads ({})", g.key_heads);
+        if (g.value_heads % tp != 0) return fmt::format("must divide the gated delta net's value heads ({})", g.value_heads);
+        if (cp != 1) return "must be 1: Megatron-Core's gated delta net (b0cc2706, Megatron-Bridge 26.02) has no context parallelism";
+        return "";
+    }
     if (!m.is_hybrid() || m.hybrid_pattern.find('M') == std::string::npos) return "";
     const MambaSpec& s = m.mamba;
     if (s.heads % tp != 0) return fmt::format("must divide the Mamba heads ({})", s.heads);
@@ -291,7 +344,7 @@ std::string hybrid_pattern_rule(std::string_view pattern, std::int64_t layers, s
     for (std::size_t i = 0; i < pattern.size(); ++i) {
         const char c = pattern[i];
         if (kHybridSymbols.find(c) != std::string_view::npos) continue;
-        const char* what = c == 'G' ? "a gated delta net mixer, which Sextant does not model"
+        const char* what = c == 'G' ? "a gated delta net mixer, which Sextant models in transformers only (/model/gated_delta_net)"
                          : c == 'D' ? "a DeepSeek sparse attention layer, which Sextant does not model"
                          : c == '+' ? "a multi-latent attention layer: give /model/attention and use *"
                          : c == '|' ? "a pipeline split: give layout.stage_layers instead"
@@ -345,6 +398,12 @@ ModelSpec parse_model(const json& object, const std::string& path) {
         m.attention = AttentionKind::MultiLatent;
         m.mla = parse_mla(*att, r.path_of("attention"));
     }
+    if (const json* gdn = r.raw("gated_delta_net")) {
+        check_gdn(r, m);
+        m.gdn = parse_gdn(*gdn, r.path_of("gated_delta_net"));
+    }
+    if (m.attention_output_gate && m.attention == AttentionKind::MultiLatent)
+        throw InputError(r.path_of("attention_output_gate"), "true", "is modelled for standard attention only, not multi-latent attention");
     return m;
 }
 

@@ -98,10 +98,37 @@ struct MambaSpec {
     std::int64_t in_proj_out() const { return 2 * inner() + 2 * groups * state + heads; }
 };
 
-// What one layer holds. A transformer layer holds an attention mixer and an MLP (dense or MoE);
-// a layer of a Megatron-Core hybrid model (hybrid_override_pattern) holds one block: a Mamba or
-// an attention mixer, or a dense or MoE MLP, each behind its own norm.
-enum class Mixer : std::uint8_t { Attention, Mamba, None };
+// Gated DeltaNet mixers (Yang, Kautz and Hatamizadeh 2025, "Gated Delta Networks"; Qwen3-Next,
+// Qwen3.5) in a transformer's linear-attention layers, as Megatron-Core builds them
+// (experimental_attention_variant gated_delta_net, megatron/core/ssm/gated_delta_net.py at
+// b0cc2706, Megatron-Bridge 26.02's): in_proj h -> [q, k, v, gate z, beta, alpha] of 2 key_dim +
+// 2 value_dim + 2 value heads, a depthwise causal conv1d over [q, k, v], the chunked gated delta
+// rule (flash-linear-attention's chunk_gated_delta_rule, queries and keys repeated to the value
+// heads), a gated RMSNorm over each value head, out_proj value_dim -> h. Every
+// full_attention_interval-th layer keeps full attention (Megatron's linear_attention_freq; layer
+// i is linear unless (i + 1) % interval == 0). Defaults are Megatron-Core's TransformerConfig
+// (linear_key_head_dim 128, linear_value_head_dim 128, linear_num_key_heads 16,
+// linear_num_value_heads 32, linear_conv_kernel_dim 4) and FLA's chunk_size 64.
+struct GatedDeltaNetSpec {
+    std::int64_t key_heads = 16;
+    std::int64_t value_heads = 32;
+    std::int64_t key_head_dim = 128;
+    std::int64_t value_head_dim = 128;
+    std::int64_t conv_kernel = 4;
+    std::int64_t full_attention_interval = 4;
+    std::int64_t chunk = 64;
+    std::int64_t key_dim() const { return key_heads * key_head_dim; }
+    std::int64_t value_dim() const { return value_heads * value_head_dim; }
+    // Channels of the causal conv1d ([q, k, v]), and of in_proj's output.
+    std::int64_t conv_channels() const { return 2 * key_dim() + value_dim(); }
+    std::int64_t in_proj_out() const { return 2 * key_dim() + 2 * value_dim() + 2 * value_heads; }
+};
+
+// What one layer holds. A transformer layer holds an attention mixer (or a gated delta net in its
+// linear-attention layers) and an MLP (dense or MoE); a layer of a Megatron-Core hybrid model
+// (hybrid_override_pattern) holds one block: a Mamba or an attention mixer, or a dense or MoE
+// MLP, each behind its own norm.
+enum class Mixer : std::uint8_t { Attention, Mamba, GatedDeltaNet, None };
 enum class Ffn : std::uint8_t { Dense, Moe, None };
 // Megatron-Core's symbols of the hybrid blocks Sextant models (hybrid_layer_allocation.py), in
 // ModelSpec::block_kind's order, and what each block holds.
@@ -109,7 +136,8 @@ inline constexpr std::string_view kHybridSymbols = "M*-E";
 inline constexpr Mixer kHybridMixer[] = {Mixer::Mamba, Mixer::Attention, Mixer::None, Mixer::None};
 inline constexpr Ffn kHybridFfn[] = {Ffn::None, Ffn::None, Ffn::Dense, Ffn::Moe};
 // Distinct kinds of layer one model has at most: a transformer's dense or MoE MLP under full or
-// windowed attention, or a hybrid model's four blocks (M, *, -, E; no windowed attention there).
+// windowed attention or a gated delta net (no windowed attention beside one), or a hybrid model's
+// four blocks (M, *, -, E; no windowed attention there).
 inline constexpr std::size_t kLayerKinds = 4;
 
 struct ModelSpec {
@@ -134,7 +162,12 @@ struct ModelSpec {
     PositionKind position = PositionKind::Rotary;
     AttentionKind attention = AttentionKind::Standard;
     LatentAttention mla;
+    // Megatron-Core's attention_output_gate (Qwen3-Next): the QKV projection also outputs a gate
+    // of the queries' size, and the attention output is multiplied by its sigmoid before the
+    // output projection.
+    bool attention_output_gate = false;
     SlidingWindow window;
+    std::optional<GatedDeltaNetSpec> gdn;  // absent: no gated delta net layer
     MoeSpec moe;
     // Megatron-Core's hybrid_override_pattern, one character a layer: M Mamba, * attention,
     // - MLP, E MoE; empty: every layer a transformer layer.
@@ -147,6 +180,10 @@ struct ModelSpec {
 
     bool is_moe() const { return moe.experts > 0; }
     bool is_hybrid() const { return !hybrid_pattern.empty(); }
+    bool has_gdn() const { return gdn.has_value(); }
+    // Elements per token out of a standard attention's QKV projection: the queries (with the
+    // output gate, a gate of their size beside them, in Megatron's linear_qkv), keys and values.
+    std::int64_t qkv_out() const { return (heads * (attention_output_gate ? 2 : 1) + 2 * kv_heads) * head_dim; }
     // The width routed experts and the dispatcher work in.
     std::int64_t expert_width() const { return moe.latent > 0 ? moe.latent : hidden; }
     // Calls f(layer) for each block of one MTP module, with a main-model layer of that block's
@@ -160,17 +197,26 @@ struct ModelSpec {
     // Pre-norms a layer holds: a transformer layer's two (attention, MLP), a hybrid layer's one.
     double norms_per_layer() const { return is_hybrid() ? 1.0 : 2.0; }
     Mixer layer_mixer(std::int64_t layer) const {
-        return hybrid_pattern.empty() ? Mixer::Attention : kHybridMixer[block_kind(layer)];
+        if (!hybrid_pattern.empty()) return kHybridMixer[block_kind(layer)];
+        return layer_is_linear_attention(layer) ? Mixer::GatedDeltaNet : Mixer::Attention;
+    }
+    // A transformer layer with a gated delta net in place of attention.
+    bool layer_is_linear_attention(std::int64_t layer) const {
+        return has_gdn() && (layer + 1) % gdn->full_attention_interval != 0;
     }
     Ffn layer_ffn(std::int64_t layer) const {
         if (hybrid_pattern.empty()) return layer_is_moe(layer) ? Ffn::Moe : Ffn::Dense;
         return kHybridFfn[block_kind(layer)];
     }
     // What a layer's parameters and saved activations depend on, as an index below kLayerKinds:
-    // a transformer layer's dense or MoE MLP (0, 1); a hybrid layer's block, its place in
-    // kHybridSymbols (M 0, * 1, - 2, E 3; a switch, not a search: the screen asks per layer).
+    // a transformer layer's dense or MoE MLP (0, 1), +2 under a gated delta net; a hybrid layer's
+    // block, its place in kHybridSymbols (M 0, * 1, - 2, E 3; a switch, not a search: the screen
+    // asks per layer).
     std::size_t block_kind(std::int64_t layer) const {
-        if (hybrid_pattern.empty()) return layer_is_moe(layer) ? 1u : 0u;
+        if (hybrid_pattern.empty()) {
+            const std::size_t block = layer_is_moe(layer) ? 1u : 0u;
+            return has_gdn() && layer_is_linear_attention(layer) ? block + 2u : block;
+        }
         switch (hybrid_pattern[static_cast<std::size_t>(layer)]) {
         case 'M': return 0;
         case '*': return 1;
@@ -179,7 +225,7 @@ struct ModelSpec {
         }
     }
     // What its costs depend on besides: a transformer's windowed attention (+2); a hybrid model
-    // has no windowed layer.
+    // and a model with gated delta nets have no windowed layer.
     std::size_t layer_kind(std::int64_t layer) const { return block_kind(layer) + (layer_is_windowed(layer) ? 2u : 0u); }
     bool rotary() const { return position == PositionKind::Rotary || position == PositionKind::Yarn; }
     // Key/value heads one of `tp` ranks attends with: one where TP exceeds them (Megatron-Core
@@ -187,7 +233,8 @@ struct ModelSpec {
     std::int64_t kv_heads_per_rank(std::int64_t tp) const { return std::max<std::int64_t>(1, kv_heads / tp); }
     bool gated_mlp() const { return mlp == MlpKind::SwiGlu || mlp == MlpKind::GeGlu; }
     // Inline: the planner's screen asks both for every layer of every stage of every layout.
-    // A hybrid model has no windowed layer (parse_model refuses sliding_window there).
+    // A hybrid model, or one with gated delta nets, has no windowed layer (parse_model refuses
+    // sliding_window there).
     bool layer_is_windowed(std::int64_t layer) const {
         if (window.tokens <= 0) return false;
         return layer % (window.local + window.global) < window.local;
@@ -200,11 +247,11 @@ struct ModelSpec {
         // Every layer after the dense ones (the common case) without the division.
         return moe.layer_frequency == 1 || (layer - moe.first_dense_layers) % moe.layer_frequency == 0;
     }
-    // Where the run of layers from `layer` that layer_is_moe answers alike ends (at most `end`):
-    // the first_dense_layers, then every layer MoE when layer_frequency is 1; otherwise runs of
-    // one (a shorter run than the true one is still a run of one kind).
+    // Where the run of layers from `layer` of one block_kind ends (at most `end`): the
+    // first_dense_layers, then every layer MoE when layer_frequency is 1; otherwise runs of one
+    // (a shorter run than the true one is still a run of one kind).
     std::int64_t moe_run_end(std::int64_t layer, std::int64_t end) const {
-        if (is_hybrid()) return std::min(end, layer + 1);
+        if (is_hybrid() || has_gdn()) return std::min(end, layer + 1);
         if (!is_moe()) return end;
         if (layer < moe.first_dense_layers) return std::min(end, moe.first_dense_layers);
         return moe.layer_frequency == 1 ? end : layer + 1;
@@ -214,11 +261,13 @@ struct ModelSpec {
     std::int64_t mixer_layer_count(Mixer mixer) const;
 };
 
-// Why a hybrid model's Mamba mixers cannot run at tensor-parallel degree `tp` and context-parallel
-// degree `cp` (Megatron-Core's asserts: tp divides the SSM heads and groups; cp divides the heads
-// of a TP rank, and a TP rank's groups divide cp or cp them); empty where they can, or where the
-// model has no Mamba layer.
-std::string mamba_split_rule(const ModelSpec& model, std::int64_t tp, std::int64_t cp);
+// Why a model's Mamba or gated delta net mixers cannot run at tensor-parallel degree `tp` and
+// context-parallel degree `cp`; empty where they can, or where the model has neither. Megatron-
+// Core's asserts: Mamba (mamba_mixer.py): tp divides the SSM heads and groups; cp divides the
+// heads of a TP rank, and a TP rank's groups divide cp or cp them. Gated delta net
+// (transformer_config.py at b0cc2706): tp divides the key and the value heads; no context
+// parallelism.
+std::string mixer_split_rule(const ModelSpec& model, std::int64_t tp, std::int64_t cp);
 // Why `pattern` is not a hybrid pattern of `layers` layers (`layers_key` names that count in
 // the message): one character a layer, each in kHybridSymbols; empty where it is. Sextant's own
 // format and the Hugging Face reader check it alike.
@@ -238,5 +287,6 @@ std::span<const FieldDef> moe_fields();
 std::span<const FieldDef> mla_fields();
 std::span<const FieldDef> sliding_window_fields();
 std::span<const FieldDef> mamba_fields();
+std::span<const FieldDef> gated_delta_net_fields();
 
 }  // namespace sextant

@@ -215,7 +215,7 @@ void check_tensor_parallel(const Scenario& s, std::int64_t tp) {
                          "must divide the key/value heads (" + int_text(m.kv_heads) + ") or be a multiple of them");
     if (m.ffn_hidden > 0 && m.ffn_hidden % tp != 0)
         throw InputError("/layout/tp", int_text(tp), "must divide ffn_hidden (" + int_text(m.ffn_hidden) + ")");
-    if (const std::string rule = mamba_split_rule(m, tp, 1); !rule.empty()) throw InputError("/layout/tp", int_text(tp), rule);
+    if (const std::string rule = mixer_split_rule(m, tp, 1); !rule.empty()) throw InputError("/layout/tp", int_text(tp), rule);
 }
 
 // The schedule's own rules (src/schedule/): chunks per stage and what it needs of pp.
@@ -471,7 +471,7 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_ep_overlap(s, k);
     check_async_tp(k);
     if (k.tp && k.cp)
-        if (const std::string rule = mamba_split_rule(s.model, *k.tp, *k.cp); !rule.empty()) throw InputError("/layout/cp", int_text(*k.cp), rule);
+        if (const std::string rule = mixer_split_rule(s.model, *k.tp, *k.cp); !rule.empty()) throw InputError("/layout/cp", int_text(*k.cp), rule);
     if (k.cp && *k.cp > 1 && s.training.seq_len % (2 * *k.cp) != 0)
         throw InputError("/layout/cp", int_text(*k.cp),
                          "seq_len (" + int_text(s.training.seq_len) +
