@@ -215,7 +215,7 @@ struct ModelSpec {
     std::size_t block_kind(std::int64_t layer) const {
         if (hybrid_pattern.empty()) {
             const std::size_t block = layer_is_moe(layer) ? 1u : 0u;
-            return has_gdn() && layer_is_linear_attention(layer) ? block + 2u : block;
+            return layer_is_linear_attention(layer) ? block + 2u : block;
         }
         switch (hybrid_pattern[static_cast<std::size_t>(layer)]) {
         case 'M': return 0;
