@@ -527,9 +527,8 @@ void read_qwen3_next(ModelSpec& m, HfObject& c, Family f) {
     g.key_head_dim = c.size("linear_key_head_dim", g.key_head_dim);
     g.value_head_dim = c.size("linear_value_head_dim", g.value_head_dim);
     g.conv_kernel = c.size("linear_conv_kernel_dim", g.conv_kernel);
-    if (g.value_heads % g.key_heads != 0)
-        throw InputError(c.path_of("linear_num_value_heads"), int_text(g.value_heads),
-                         "must be a multiple of linear_num_key_heads (" + int_text(g.key_heads) + ")");
+    if (const std::string rule = gdn_heads_rule(g, "linear_num_key_heads"); !rule.empty())
+        throw InputError(c.path_of("linear_num_value_heads"), int_text(g.value_heads), rule);
     std::int64_t interval = c.size("full_attention_interval", g.full_attention_interval);
     std::vector<bool> linear;
     std::string key = "full_attention_interval";

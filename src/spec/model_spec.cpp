@@ -226,9 +226,8 @@ GatedDeltaNetSpec parse_gdn(const json& object, const std::string& path) {
     ObjectReader r(object, path, kGdnFields);
     GatedDeltaNetSpec s;
     read_fields(r, s);
-    if (s.value_heads % s.key_heads != 0)
-        throw InputError(r.path_of("value_heads"), std::to_string(s.value_heads),
-                         fmt::format("must be a multiple of key_heads ({}): queries and keys are repeated to the value heads", s.key_heads));
+    if (const std::string rule = gdn_heads_rule(s, "key_heads"); !rule.empty())
+        throw InputError(r.path_of("value_heads"), std::to_string(s.value_heads), rule);
     return s;
 }
 
@@ -353,6 +352,11 @@ std::string hybrid_pattern_rule(std::string_view pattern, std::int64_t layers, s
         return fmt::format("may hold only M (Mamba), * (attention), - (MLP) and E (MoE); character {} '{}' is {}", i, c, what);
     }
     return "";
+}
+
+std::string gdn_heads_rule(const GatedDeltaNetSpec& gdn, std::string_view key_heads_key) {
+    if (gdn.value_heads % gdn.key_heads == 0) return "";
+    return fmt::format("must be a multiple of {} ({}): queries and keys are repeated to the value heads", key_heads_key, gdn.key_heads);
 }
 
 std::string mtp_pattern_rule(std::string_view pattern, std::string_view mtp) {

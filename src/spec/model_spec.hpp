@@ -272,6 +272,11 @@ std::string mixer_split_rule(const ModelSpec& model, std::int64_t tp, std::int64
 // the message): one character a layer, each in kHybridSymbols; empty where it is. Sextant's own
 // format and the Hugging Face reader check it alike.
 std::string hybrid_pattern_rule(std::string_view pattern, std::int64_t layers, std::string_view layers_key);
+// Why a gated delta net's value heads cannot go with its key heads (`key_heads_key` names that
+// count in the message): queries and keys are repeated to the value heads, so the value heads
+// must be a multiple of them (Megatron-Core's assert); empty where they can. Sextant's own format
+// and the Hugging Face reader check it alike.
+std::string gdn_heads_rule(const GatedDeltaNetSpec& gdn, std::string_view key_heads_key);
 // Why `mtp` cannot be the blocks of an MTP module of `pattern`: each must be one of its blocks.
 std::string mtp_pattern_rule(std::string_view pattern, std::string_view mtp);
 
