@@ -183,6 +183,10 @@ TEST_CASE("Qwen3.5's config.json files match the published totals, and Qwen3-Nex
     CHECK(a.attention == b.attention);
     CHECK(a.active(from_hf) == b.active(from_preset));
     CHECK(from_hf.gdn->full_attention_interval == 4);
+    // A qwen3_next file that also names the gate (Qwen3.5's key) reads the same.
+    json gated = qwen3_next_config();
+    gated["attn_output_gate"] = true;
+    CHECK(count_params(hf(gated)).total() == b.total());
     // layer_types without a period, or another attention kind, cannot be expressed.
     json config = qwen3_next_config();
     config["num_hidden_layers"] = 4;

@@ -518,7 +518,10 @@ void read_qwen3_next(ModelSpec& m, HfObject& c, Family f) {
     if (f != Family::Qwen35) read_qwen_moe(m, c, true);
     if (m.ffn_hidden == 0 && m.moe_layer_count() < m.layers)
         throw InputError(c.path_of("intermediate_size"), "", "is required: mlp_only_layers or decoder_sparse_step leave dense MLP layers");
-    m.attention_output_gate = f == Family::Qwen3Next || c.flag("attn_output_gate", true);
+    // Read for every family, so that a qwen3_next file carrying the key is not refused as unread;
+    // transformers' Qwen3NextAttention gates whatever it says.
+    const bool gate = c.flag("attn_output_gate", true);
+    m.attention_output_gate = gate || f == Family::Qwen3Next;
     if (f != Family::Qwen3Next) m.mtp_layers = c.size("mtp_num_hidden_layers", 0, 0);
     // transformers' defaults for the sizes are Megatron-Core's, GatedDeltaNetSpec's.
     GatedDeltaNetSpec g;
