@@ -39,7 +39,7 @@ struct CollectiveArgs {
 
 
 Span parse_span(const std::string& text, std::int64_t ranks, const ClusterSpec& c) {
-    if (text.empty()) return ranks <= c.nvlink_domain_gpus ? Span::Node : Span::Pod;
+    if (text.empty()) return ranks <= c.job_domain_gpus() ? Span::Node : Span::Pod;
     for (Span s : {Span::Node, Span::Rail, Span::Pod, Span::Cluster})
         if (span_name(s) == text) return s;
     throw InputError("--span", "\"" + text + "\"", "must be node, rail, pod or cluster");
@@ -55,7 +55,7 @@ std::vector<std::int64_t> place(Span span, std::int64_t ranks, const ClusterSpec
     std::vector<std::int64_t> gpus;
     switch (span) {
         case Span::Node:
-            if (ranks > c.nvlink_domain_gpus) fail("a node span holds at most the NVLink domain's GPUs");
+            if (ranks > c.job_domain_gpus()) fail("a node span holds at most the job's GPUs in one NVLink domain");
             for (std::int64_t i = 0; i < ranks; ++i) gpus.push_back(i);
             break;
         case Span::Rail:

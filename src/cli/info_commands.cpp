@@ -1,6 +1,7 @@
 // `sextant schema`: every scenario key, from the one table of settings.
 // `sextant presets`: the presets shipped in models/, topologies/, calibration/, scenarios/.
 // `sextant check SCENARIO`: parse and validate only.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -79,7 +80,8 @@ void print_check(const std::string& file, bool as_json) {
                     {"model_source", s.model.source},
                     {"params", p.total()},
                     {"active_params", p.active(s.model)},
-                    {"gpus", s.cluster.gpus}};
+                    {"gpus", s.cluster.gpus},
+                    {"gpus_per_nvlink_domain", std::min(s.cluster.gpus, s.cluster.job_domain_gpus())}};
         if (l)
             doc["layout"] = {{"tp", l->tp}, {"pp", l->pp}, {"dp", l->dp}, {"cp", l->cp}, {"ep", l->ep},
                              {"vp", l->vp}, {"microbatch", l->microbatch}, {"stage_layers", l->stage_layers}};
@@ -92,7 +94,13 @@ void print_check(const std::string& file, bool as_json) {
               << "  model   " << s.model.name << ", " << format_count(p.total()) << " parameters";
     if (s.model.is_moe()) std::cout << " (" << format_count(p.active(s.model)) << " active)";
     if (!s.model.source.empty()) std::cout << "\n          " << s.model.source;
-    std::cout << "\n  cluster " << s.cluster.gpus << " x " << s.cluster.gpu.name << "\n";
+    std::cout << "\n  cluster " << s.cluster.gpus << " x " << s.cluster.gpu.name;
+    // Where a job spans domains larger than its nodes, say how it is spread (cluster.segment_nodes).
+    const std::int64_t share = s.cluster.job_domain_gpus();
+    if (s.cluster.nvlink_domain_gpus > s.cluster.gpus_per_node && s.cluster.gpus > share)
+        std::cout << ", " << s.cluster.gpus / share << " NVLink domains holding " << share << " each (segments of "
+                  << share / s.cluster.gpus_per_node << " nodes)";
+    std::cout << "\n";
     if (l)
         std::cout << "  layout  tp " << l->tp << ", pp " << l->pp << ", dp " << l->dp << ", cp " << l->cp
                   << ", ep " << l->ep << ", vp " << l->vp << ", microbatch " << l->microbatch << "\n";

@@ -35,7 +35,7 @@ std::vector<std::int64_t> tp_values(const Scenario& s, const LayoutSpec& f, cons
     const ModelSpec& m = s.model;
     // TP beyond two NVLink domains never pays: its all-reduces would cross the scale-out network
     // twice per layer. Within that bound TP across nodes stays a candidate.
-    const std::int64_t limit = std::min<std::int64_t>(s.cluster.gpus, 2 * s.cluster.nvlink_domain_gpus);
+    const std::int64_t limit = std::min<std::int64_t>(s.cluster.gpus, 2 * s.cluster.job_domain_gpus());
     return knob(f.tp, powers_of_two_up_to(limit), [&](std::int64_t t) {
         const bool kv_ok = m.attention != AttentionKind::Standard || m.kv_heads % t == 0 || (o.framework.tp_beyond_kv_heads && t % m.kv_heads == 0);
         bool ffn_ok = m.ffn_hidden == 0 || m.ffn_hidden % t == 0;
@@ -226,7 +226,7 @@ std::vector<std::int64_t> shard_group_values(const Scenario& s, const LayoutSpec
     }
     std::vector<std::int64_t> out = {0};
     if (zero == 0 || !o.framework.hsdp) return out;
-    const std::int64_t domain = std::max(s.cluster.gpus_per_node, s.cluster.nvlink_domain_gpus);
+    const std::int64_t domain = std::max(s.cluster.gpus_per_node, s.cluster.job_domain_gpus());
     std::vector<std::int64_t> groups;
     for (std::int64_t shard = 2; shard <= domain && shard < dp; shard *= 2)
         if (fits(shard)) groups.push_back(shard);

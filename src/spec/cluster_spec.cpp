@@ -18,6 +18,8 @@ constexpr FieldDef kClusterFields[] = {
      bind<&ClusterSpec::gpus_per_node>()},
     {"nvlink_domain_gpus", FieldType::Integer, "GPUs per NVLink/NVSwitch domain", "", "gpus_per_node", 1, 1 << 24, "",
      bind<&ClusterSpec::nvlink_domain_gpus>()},
+    {"segment_nodes", FieldType::Integer, "the job's nodes in each NVLink domain it spans (SLURM --segment)", "",
+     "the largest divisor of the job's nodes that fits in one domain", 1, 1 << 24, "", bind<&ClusterSpec::segment_nodes>()},
     {"nvlink_latency_us", FieldType::Number, "NVLink hop latency (0: the calibration profile's)", "us", default_number(0), 0, 1e300,
      "", bind<&ClusterSpec::nvlink_latency_us>()},
     {"rank_time_cv", FieldType::Number,
@@ -65,10 +67,24 @@ std::span<const FieldDef> cluster_fields() { return kClusterFields; }
 std::span<const FieldDef> storage_fields() { return kStorageFields; }
 std::span<const FieldDef> host_fields() { return kHostFields; }
 
+std::int64_t ClusterSpec::job_domain_gpus() const {
+    if (nvlink_domain_gpus <= gpus_per_node || gpus <= nvlink_domain_gpus) return nvlink_domain_gpus;
+    if (segment_nodes > 0) return segment_nodes * gpus_per_node;
+    const std::int64_t fit = nvlink_domain_gpus / gpus_per_node, job = nodes();
+    std::int64_t segment = fit;
+    while (job % segment != 0) --segment;
+    return segment * gpus_per_node;
+}
+
 void check_gpu_count(const ClusterSpec& c, std::int64_t gpus, const std::string& path) {
     check_work(Work::ClusterGpus, static_cast<double>(gpus), path, std::to_string(gpus));
     if (gpus % c.gpus_per_node != 0 && gpus > c.gpus_per_node)
         throw InputError(path, std::to_string(gpus), "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+    // A named segment tiles the job in whole segments, as SLURM requires of --segment.
+    if (c.segment_nodes > 0 && gpus > c.nvlink_domain_gpus && (gpus / c.gpus_per_node) % c.segment_nodes != 0)
+        throw InputError(path, std::to_string(gpus),
+                         "must be a whole number of segments of segment_nodes (" + std::to_string(c.segment_nodes) + " nodes of " +
+                             std::to_string(c.gpus_per_node) + " GPUs)");
 }
 
 ClusterSpec parse_cluster_fields(const json& object, const std::string& path, GpuSpec gpu) {
@@ -79,10 +95,14 @@ ClusterSpec parse_cluster_fields(const json& object, const std::string& path, Gp
     // The rules of the defaults the table states as text.
     if (!r.has("name")) c.name = c.gpu.name + " cluster";
     if (!r.has("nvlink_domain_gpus")) c.nvlink_domain_gpus = c.gpus_per_node;
-    check_gpu_count(c, c.gpus, r.path_of("gpus"));
     if (c.nvlink_domain_gpus % c.gpus_per_node != 0)
         throw InputError(r.path_of("nvlink_domain_gpus"), std::to_string(c.nvlink_domain_gpus),
                          "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
+    if (c.segment_nodes * c.gpus_per_node > c.nvlink_domain_gpus)
+        throw InputError(r.path_of("segment_nodes"), std::to_string(c.segment_nodes),
+                         "must fit in one NVLink domain (nvlink_domain_gpus / gpus_per_node = " +
+                             std::to_string(c.nvlink_domain_gpus / c.gpus_per_node) + " nodes)");
+    check_gpu_count(c, c.gpus, r.path_of("gpus"));
 
     FabricSpec& f = c.fabric;
     // Published runs often leave the NIC out (single-node runs need none; others quote the

@@ -50,6 +50,7 @@ struct ClusterSpec {
     std::int64_t gpus = 0;
     std::int64_t gpus_per_node = 8;
     std::int64_t nvlink_domain_gpus = 0;  // GPUs sharing one NVLink domain (NVL72: 72)
+    std::int64_t segment_nodes = 0;       // the job's nodes in each domain (SLURM --segment); 0: job_domain_gpus's rule
     double nvlink_latency_us = 0;         // 0: from the calibration profile
     // Spread of per-GPU compute speed across the cluster's GPUs (coefficient of variation): the
     // same SKU runs at different speeds under power management and manufacturing variability, and
@@ -65,6 +66,14 @@ struct ClusterSpec {
     std::string source;
 
     std::int64_t nodes() const { return gpus / gpus_per_node; }
+    // The job's GPUs in each NVLink domain it spans, consecutive ranks filling one domain's share
+    // before the next. A job larger than one domain asks the scheduler for equal whole-node
+    // segments (SLURM's --segment on block topologies): `segment_nodes` where the cluster names
+    // it, else the largest divisor of the job's nodes that fits in one domain, as Megatron-Bridge's
+    // launcher asks for on 4-GPU NVL72 trays (scripts/performance/utils/executors.py, v0.1.0rc4
+    // to v0.3.0: 128 or 256 GB200s run 16 trays, 64 GPUs, to a rack). A job within one domain has
+    // it to itself; where the domain is the node, there is nothing to segment.
+    std::int64_t job_domain_gpus() const;
 };
 
 // `gpu_loader` turns a GPU name (at `path`) into its datasheet: the presets in topologies/gpus.

@@ -54,7 +54,7 @@ ClusterGraph::ClusterGraph(const ClusterSpec& c) : impl_(std::make_unique<Impl>(
     const double nic_bw = c.fabric.nic_gbps_per_gpu / 8.0 * 1e9;
     const double nvlink_bw = c.gpu.nvlink_gbps * 1e9;
 
-    const std::int64_t domain_gpus = c.nvlink_domain_gpus > 0 ? c.nvlink_domain_gpus : per_node;
+    const std::int64_t domain_gpus = c.nvlink_domain_gpus > 0 ? c.job_domain_gpus() : per_node;
     const std::int64_t domains = (gpus + domain_gpus - 1) / domain_gpus;
     const std::int64_t leaf_groups = (gpus + g.leaf_gpus - 1) / g.leaf_gpus;
     const std::int64_t pods = (gpus + g.pod_gpus - 1) / g.pod_gpus;
@@ -149,7 +149,7 @@ std::uint32_t ClusterGraph::pod_uplink(std::uint32_t pod) const { return impl_->
 
 std::int64_t ClusterGraph::domain_of(std::int64_t gpu) const {
     const auto& c = impl_->cluster;
-    return gpu / (c.nvlink_domain_gpus > 0 ? c.nvlink_domain_gpus : c.gpus_per_node);
+    return gpu / (c.nvlink_domain_gpus > 0 ? c.job_domain_gpus() : c.gpus_per_node);
 }
 std::int64_t ClusterGraph::rail_of(std::int64_t gpu) const { return gpu % impl_->cluster.gpus_per_node; }
 std::int64_t ClusterGraph::pod_of(std::int64_t gpu) const { return gpu / impl_->pod_gpus; }

@@ -121,6 +121,7 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     options.simulate_top = 4;
     options.search.max_stage_trim = 0;
     options.search.search_schedule = false;  // a run that names no schedule ran its framework's default
+    options.search.search_rank_order = false;  // nor does a recipe reorder ranks unless it says so
     options.memory_margin = 0;  // the knobs the source left open are the ones that ran
     Scenario fixed = s;
     // The framework splits layers its default way; the published layout fixes tp, pp, dp, cp.
