@@ -26,6 +26,7 @@ struct ClusterGraph::Impl {
     ClusterSpec cluster;
     Graph graph;
     std::int64_t leaf_gpus = 0, pod_gpus = 0, leaves_per_group = 1;
+    std::int64_t domain_gpus = 1;      // the job's GPUs in each NVLink domain (ClusterSpec::job_domain_gpus)
     std::vector<Vertex> nic;           // per GPU
     std::vector<std::uint32_t> nic_link;  // GPU-to-NIC link per GPU
     std::vector<double> capacity;      // per link
@@ -54,7 +55,8 @@ ClusterGraph::ClusterGraph(const ClusterSpec& c) : impl_(std::make_unique<Impl>(
     const double nic_bw = c.fabric.nic_gbps_per_gpu / 8.0 * 1e9;
     const double nvlink_bw = c.gpu.nvlink_gbps * 1e9;
 
-    const std::int64_t domain_gpus = c.nvlink_domain_gpus > 0 ? c.job_domain_gpus() : per_node;
+    g.domain_gpus = c.nvlink_domain_gpus > 0 ? c.job_domain_gpus() : per_node;
+    const std::int64_t domain_gpus = g.domain_gpus;
     const std::int64_t domains = (gpus + domain_gpus - 1) / domain_gpus;
     const std::int64_t leaf_groups = (gpus + g.leaf_gpus - 1) / g.leaf_gpus;
     const std::int64_t pods = (gpus + g.pod_gpus - 1) / g.pod_gpus;
@@ -148,8 +150,7 @@ std::uint32_t ClusterGraph::pod_of_leaf(std::uint32_t leaf) const { return impl_
 std::uint32_t ClusterGraph::pod_uplink(std::uint32_t pod) const { return impl_->pod_uplink[pod]; }
 
 std::int64_t ClusterGraph::domain_of(std::int64_t gpu) const {
-    const auto& c = impl_->cluster;
-    return gpu / (c.nvlink_domain_gpus > 0 ? c.job_domain_gpus() : c.gpus_per_node);
+    return gpu / impl_->domain_gpus;
 }
 std::int64_t ClusterGraph::rail_of(std::int64_t gpu) const { return gpu % impl_->cluster.gpus_per_node; }
 std::int64_t ClusterGraph::pod_of(std::int64_t gpu) const { return gpu / impl_->pod_gpus; }
