@@ -684,3 +684,40 @@ TEST_CASE("sextant plan end to end: the issue's scenario plans and emits one JSO
     CHECK(status("--emit megatorn") == 2);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a plan's JSON layout, given back as the scenario's layout, simulates to the plan's step time and labels apart") {
+    // Every knob the plan chose must be in its JSON (layout_json), or the plan cannot be run as it
+    // was priced: 128 GB200s offer activation offload over NVLink-C2C and HSDP; Mixtral offers
+    // expert parallelism and selective recompute.
+    const auto dir = std::filesystem::temp_directory_path() / ("sextant-plan-roundtrip-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const json gb200 = {{"model", "llama3-70b"},
+                        {"cluster", {{"preset", "gb200-nvl72"}, {"gpus", 128}}},
+                        {"training", {{"seq_len", 8192}, {"global_batch", 128}, {"precision", "fp8"}, {"framework", "nemo-2026"}}}};
+    json mixtral = load_json_file(data_dir() / "scenarios" / "mixtral-8x7b-h100.json", "");
+    mixtral.erase("layout");
+    for (const json& scenario : {gb200, mixtral}) {
+        const auto file = (dir / "s.json").string();
+        std::ofstream(file) << scenario.dump();
+        const std::string out = (dir / "plan.json").string();
+        REQUIRE(std::system((std::string(SEXTANT_BINARY) + " plan " + file + " --threads 2 --top 6 --json >" + out + " 2>/dev/null").c_str()) == 0);
+        const json plans = json::parse(std::ifstream(out))["plans"];
+        REQUIRE(plans.size() >= 3);
+        std::set<std::string> labels;
+        for (std::size_t i = 0; i < 3; ++i) {
+            CAPTURE(plans[i]["layout"].dump());
+            json fixed = scenario;
+            fixed["layout"] = plans[i]["layout"];
+            const auto again = (dir / "fixed.json").string();
+            std::ofstream(again) << fixed.dump();
+            const std::string sim = (dir / "sim.json").string();
+            REQUIRE(std::system((std::string(SEXTANT_BINARY) + " simulate " + again + " --json >" + sim + " 2>/dev/null").c_str()) == 0);
+            const json doc = json::parse(std::ifstream(sim));
+            CHECK(doc["step_time_s"].get<double>() == doctest::Approx(plans[i]["step_time_s"].get<double>()).epsilon(1e-9));
+            CHECK(doc["peak_memory_bytes"].get<double>() == doctest::Approx(plans[i]["peak_memory_bytes"].get<double>()).epsilon(1e-9));
+            labels.insert(layout_label(resolve_layout(parse_scenario(fixed, data_dir()), parse_layout(plans[i]["layout"], "/layout"))));
+        }
+        CHECK(labels.size() == 3);  // three different layouts read as three different labels
+    }
+    std::filesystem::remove_all(dir);
+}

@@ -80,14 +80,6 @@ std::string dominant_cost(const PlanScore& s) {
 // The share of HBM a plan leaves free.
 double memory_margin(const PlanScore& s) { return 1.0 - s.peak_memory_bytes / s.capacity_bytes; }
 
-json layout_json(const Layout& l) {
-    return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"vp", l.vp},
-            {"microbatch", l.microbatch}, {"zero_stage", l.zero_stage}, {"shard_group", l.shard_dp()}, {"optimizer_offload", l.optimizer_offload},
-            {"sequence_parallel", l.sequence_parallel}, {"recompute", recompute_name(l.recompute)},
-            {"schedule", schedule_name(l.schedule)}, {"rank_order", rank_order_text(l.rank_order)},
-            {"stage_layers", l.stage_layers}};
-}
-
 // A layout as JSON (its knobs) and as text (its label).
 Value layout_cell(const Layout& l) { return Value::structured(layout_json(l), layout_label(l)); }
 

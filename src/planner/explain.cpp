@@ -31,6 +31,7 @@ std::string layout_label(const Layout& l) {
     std::string s = fmt::format("tp{} pp{} dp{}", l.tp, l.pp, l.dp);
     if (l.cp > 1) s += fmt::format(" cp{}", l.cp);
     if (l.ep > 1) s += fmt::format(" ep{}", l.ep);
+    if (l.etp > 1) s += fmt::format(" etp{}", l.etp);
     if (l.vp > 1) s += fmt::format(" vp{}", l.vp);
     if (l.schedule != (l.vp > 1 ? Schedule::Interleaved : Schedule::OneFOneB)) s += " " + schedule_name(l.schedule);
     s += fmt::format(" mb{} z{}", l.microbatch, l.zero_stage);
@@ -38,6 +39,8 @@ std::string layout_label(const Layout& l) {
     if (l.optimizer_offload) s += " offload";
     if (l.sequence_parallel) s += " sp";
     if (l.recompute != Recompute::None) s += l.recompute == Recompute::Full ? " full" : " sel";
+    if (l.recompute == Recompute::Selective && l.recompute_modules != 0) s += "(" + recompute_modules_text(l.recompute_modules) + ")";
+    if (l.activation_offload_layers > 0) s += fmt::format(" act-offload{}", l.activation_offload_layers);
     if (l.ep_a2a_overlap) s += " a2a-overlap";
     if (l.async_tp) s += " async-tp";
     if (l.moe_dispatcher) s += " " + std::string(name_of(*l.moe_dispatcher));

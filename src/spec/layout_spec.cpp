@@ -199,6 +199,28 @@ std::string recompute_modules_text(std::uint8_t modules) {
     return text;
 }
 
+json layout_json(const Layout& l) {
+    json j = {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"expert_tp", l.etp}, {"vp", l.vp},
+              {"microbatch", l.microbatch}, {"zero_stage", l.zero_stage}, {"shard_group", l.shard_dp()},
+              {"sequence_parallel", l.sequence_parallel}, {"optimizer_offload", l.optimizer_offload},
+              {"recompute", recompute_name(l.recompute)}};
+    if (l.recompute == Recompute::Selective && l.recompute_modules != 0) {
+        json modules = json::array();
+        for (const auto& [name, bit] : kRecomputeModuleNames)
+            if (l.recompute_modules & bit) modules.push_back(name);
+        j["recompute_modules"] = std::move(modules);
+    }
+    j["activation_offload_layers"] = l.activation_offload_layers;
+    j["ep_a2a_overlap"] = l.ep_a2a_overlap;
+    j["async_tp"] = l.async_tp;
+    if (l.moe_dispatcher) j["moe_dispatcher"] = name_of(*l.moe_dispatcher);
+    j["schedule"] = schedule_name(l.schedule);
+    if (l.pp_warmup > 0) j["pp_warmup"] = l.pp_warmup;
+    j["stage_layers"] = l.stage_layers;
+    j["rank_order"] = rank_order_text(l.rank_order);
+    return j;
+}
+
 std::string recompute_name(Recompute r) { return std::string(name_of(r)); }
 
 std::string dim_name(ParallelDim d) { return std::string(name_of(d)); }

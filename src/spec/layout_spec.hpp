@@ -135,6 +135,9 @@ LayoutSpec fixed_spec(const Layout& layout);
 
 std::span<const FieldDef> layout_fields();
 LayoutSpec parse_layout(const json& object, const std::string& path);
+// Every knob of a resolved layout under its /layout key: as a scenario's `layout`, the object
+// fixes this layout again (parse_layout's inverse), so a plan can be run as it was priced.
+json layout_json(const Layout& layout);
 
 // The layer split frameworks use when layers do not divide by pp: the middle stages take
 // ceil(L/pp) and the first and last stages, which also hold the embedding and the loss, share
