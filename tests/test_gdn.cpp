@@ -5,6 +5,8 @@
 // Megatron-Core's split rules, the planner's candidates and the export.
 #include <doctest/doctest.h>
 
+#include <numeric>
+
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -96,11 +98,15 @@ TEST_CASE("a gated delta net's parameters and GEMMs follow Megatron-Core's Gated
     CHECK(linear[1].k == 4096 / 2);
     CHECK(full[0].name == "qkv");
     CHECK(full[0].n == (2 * 4096 + 2 * 512) / 2);
-    // A TP rank holds 1/tp of the mixer and the whole norms.
+    // A TP rank holds 1/tp of the mixer but its gated norm (one value head's 128, shared by every
+    // head), the whole layer norms and router, and 1/tp of the shared expert.
     const Scenario s = scenario(preset_json(), 64, {{"tp", 2}, {"pp", 1}, {"dp", 32}, {"ep", 32}, {"microbatch", 1}});
     const Layout l = resolve_layout(s, s.layout);
-    CHECK(layer_params_per_gpu(s.model, l, 0).dense ==
-          doctest::Approx(gdn_params(m) / 2 + 2 * 2048 + 2048.0 * 512 + mlp_params(m, 512) / 2).epsilon(1e-15));
+    const StageParams rank = layer_params_per_gpu(s.model, l, 0);
+    CHECK(rank.dense == doctest::Approx((gdn_params(m) - 128) / 2 + 128 + 2 * 2048 + 2048.0 * 512 + mlp_params(m, 512) / 2).epsilon(1e-15));
+    // The same rank's parameters tensor by tensor (what ZeRO-3 gathers) add up to it.
+    const std::vector<double> tensors = layer_parameter_tensors(s.model, l, 0);
+    CHECK(std::accumulate(tensors.begin(), tensors.end(), 0.0) == doctest::Approx(rank.total()).epsilon(1e-12));
 }
 
 TEST_CASE("a gated delta net's delta rule runs as 16-bit batched GEMMs at its stacked shapes, its backward recomputing W, U and the states") {

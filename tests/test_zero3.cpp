@@ -284,3 +284,35 @@ TEST_CASE("validate lists a run whose layout does not fit with what it needs, an
     CHECK(r.mape_pct == doctest::Approx(std::fabs(r.runs[1].error_pct)));
     CHECK_THROWS_AS(throw_first_error(r), InputError);  // the exit code says a run failed
 }
+
+TEST_CASE("a rank's parameter tensors (what DeepSpeed gathers one by one) add up to its share of the layer, for every layer kind") {
+    struct Case {
+        const char* model;
+        std::int64_t tp, ep, etp;
+    };
+    // Dense, grouped-query, latent attention with shared experts, hybrid Mamba with latent MoE,
+    // gated delta nets; expert tensor parallelism folded inside tp.
+    for (const Case c : {Case{"llama3-70b", 4, 1, 1}, Case{"mixtral-8x7b", 2, 4, 2}, Case{"deepseek-v3", 2, 8, 1},
+                         Case{"nemotron-3-super-120b-a12b", 2, 8, 2}, Case{"qwen3-next-80b-a3b", 2, 16, 2}, Case{"nemotron-h-8b", 2, 1, 1}}) {
+        const std::string name = c.model;
+        CAPTURE(name);
+        json layout = {{"tp", c.tp}, {"pp", 1}, {"dp", 64 / c.tp}, {"microbatch", 1}, {"zero_stage", 3}};
+        if (c.ep > 1) {
+            layout["ep"] = c.ep;
+            layout["expert_tp"] = c.etp;
+        }
+        const json doc = {{"model", c.model},
+                          {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 64}}},
+                          {"training", {{"seq_len", 4096}, {"global_batch", 64}, {"precision", "bf16"}}},
+                          {"layout", layout}};
+        const Scenario s = parse_scenario(doc, data_dir());
+        const Layout l = resolve_layout(s, s.layout);
+        for (std::int64_t layer = 0; layer < s.model.layers; ++layer) {
+            CAPTURE(layer);
+            const std::vector<double> tensors = layer_parameter_tensors(s.model, l, layer);
+            double sum = 0;
+            for (const double t : tensors) sum += t;
+            CHECK(sum == doctest::Approx(layer_params_per_gpu(s.model, l, layer).total()).epsilon(1e-12));
+        }
+    }
+}

@@ -27,8 +27,11 @@ StageParams layer_params_per_gpu(const ModelSpec& m, const Layout& l, std::int64
     const double tp = d(l.tp);
     StageParams p;
     // Norms are replicated across TP ranks; everything else is split by Megatron's TP (a Mamba
-    // mixer's projections, conv1d and per-head terms by heads and groups).
-    p.dense = mixer_params(m, layer) / tp + m.norms_per_layer() * norm_params(m);
+    // mixer's projections, conv1d and per-head terms by heads and groups), but for a gated delta
+    // net's gated norm, one value head's width that every head shares and every rank holds whole
+    // (as layer_parameter_tensors counts it).
+    const double whole = m.layer_mixer(layer) == Mixer::GatedDeltaNet ? d(m.gdn->value_head_dim) : 0.0;
+    p.dense = (mixer_params(m, layer) - whole) / tp + whole + m.norms_per_layer() * norm_params(m);
     switch (m.layer_ffn(layer)) {
     case Ffn::None: return p;
     case Ffn::Dense: p.dense += mlp_params(m, m.ffn_hidden) / tp; return p;
@@ -122,7 +125,8 @@ std::vector<double> layer_parameter_tensors(const ModelSpec& m, const Layout& l,
     t.push_back(h * d(m.moe.experts));  // router
     if (m.moe.latent > 0) t.insert(t.end(), 2, latent_projection_params(m) / 2);
     if (m.moe.shared_experts > 0) mlp(d(m.moe.shared_experts) * mlp_params(m, m.moe.shared_ffn_hidden) / tp, 1);
-    mlp(routed_expert_params(m) / d(l.etp), std::ceil(d(m.moe.experts) / d(l.ep) / d(l.etp)));
+    // Each of the rank's experts/ep local experts, 1/etp of each (expert tensor parallelism).
+    mlp(routed_expert_params(m) / d(l.etp), std::ceil(d(m.moe.experts) / d(l.ep)));
     return t;
 }
 
