@@ -33,10 +33,10 @@ namespace {
 json preset_json() { return load_preset("models", "qwen3-next-80b-a3b", "/model"); }
 ModelSpec preset() { return parse_model(preset_json(), "/model"); }
 
-Scenario scenario(const json& model, std::int64_t gpus, const json& layout) {
+Scenario scenario(const json& model, std::int64_t gpus, const json& layout, const char* framework = "nemo-2026") {
     const json doc = {{"model", model},
                       {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", gpus}}},
-                      {"training", {{"seq_len", 4096}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", "nemo-2026"}}},
+                      {"training", {{"seq_len", 4096}, {"global_batch", 64}, {"precision", "bf16"}, {"framework", framework}}},
                       {"layout", layout}};
     return parse_scenario(doc, data_dir());
 }
@@ -114,7 +114,7 @@ TEST_CASE("a gated delta net's delta rule runs as 16-bit batched GEMMs at its st
     const Layout l = resolve_layout(s, s.layout);
     const StepContext ctx(s);
     const CostContext c = ctx.costs();
-    const LayoutGroups g = analyse_groups(c.network, l, true);
+    const LayoutGroups g = analyse_groups(c.network, l, s.model);
     const LayerCost linear = layer_cost(c, l, g, 0);
     // T = 4096 tokens, 32 / tp 2 = 16 value heads: rows = T x 16; chunk C = 64, dk = dv = 128.
     const double rows = 4096.0 * 16, C = 64, dk = 128, dv = 128;
@@ -221,20 +221,24 @@ TEST_CASE("gated delta nets: each rule is an input error naming its field, and T
     std::string pattern;
     for (int i = 0; i < 24; ++i) pattern += "*E";
     CHECK(with("hybrid_override_pattern", pattern).find("/model/gated_delta_net") != std::string::npos);
-    // TP must divide the key heads (16) and value heads; there is no context parallelism.
+    // TP must divide the key heads (16) and value heads; CP a TP rank's key and value heads.
     CHECK(mixer_split_rule(preset(), 32, 1).find("key heads (16)") != std::string::npos);
     CHECK(mixer_split_rule(preset(), 16, 1).empty());
-    CHECK(mixer_split_rule(preset(), 2, 2).find("no context parallelism") != std::string::npos);
+    CHECK(mixer_split_rule(preset(), 2, 8).empty());
+    CHECK(mixer_split_rule(preset(), 4, 8).find("a TP rank's gated delta net key heads (16 / tp 4)") != std::string::npos);
     json wide = preset_json();
     wide["heads"] = 32;
     wide["kv_heads"] = 32;
     CHECK_THROWS_WITH_AS(scenario(wide, 64, {{"tp", 32}, {"pp", 1}, {"dp", 2}, {"ep", 64}, {"microbatch", 1}}),
                          doctest::Contains("/layout/tp"), InputError);
-    CHECK_THROWS_WITH_AS(scenario(preset_json(), 64, {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"cp", 2}, {"ep", 64}, {"microbatch", 1}}),
-                         doctest::Contains("/layout/cp"), InputError);
+    // Context parallelism is the runtime's: Megatron-Core b0cc2706 (nemo-2026) has none for the
+    // gated delta net, Megatron-Core 0.18 (megatron-core-2026) has it.
+    const json cp2 = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"cp", 2}, {"ep", 64}, {"microbatch", 1}};
+    CHECK_THROWS_WITH_AS(StepContext(scenario(preset_json(), 64, cp2)), doctest::Contains("/layout/cp"), InputError);
+    CHECK_NOTHROW(StepContext(scenario(preset_json(), 64, cp2, "megatron-core-2026")));
 }
 
-TEST_CASE("the planner searches no context parallelism and only TP degrees the gated delta net's heads divide") {
+TEST_CASE("the planner searches only TP degrees the gated delta net's heads divide, and CP only where the runtime has it") {
     const Scenario s = scenario(preset_json(), 64, json::object());
     SearchOptions o;
     o.framework = load_runtime_profile("nemo-2026", "").features;
@@ -249,6 +253,42 @@ TEST_CASE("the planner searches no context parallelism and only TP degrees the g
     CHECK(cps == std::set<std::int64_t>{1});
     for (const std::int64_t tp : tps) CHECK(16 % tp == 0);
     CHECK(tps.count(2) == 1);
+    // Under megatron-core-2026 CP joins the search, where it divides a TP rank's key heads.
+    o.framework = load_runtime_profile("megatron-core-2026", "").features;
+    std::set<std::pair<std::int64_t, std::int64_t>> splits;
+    for (const Candidate& c : enumerate_candidates(s, LayoutSpec{}, o)) splits.emplace(c.tp, c.cp);
+    CHECK(splits.count({2, 2}) == 1);
+    CHECK(splits.count({1, 4}) == 1);
+    for (const auto& [tp, cp] : splits) CHECK((16 / tp) % cp == 0);
+}
+
+TEST_CASE("gated delta net context parallelism: the in_proj output and the gated norm's output each cross the CP group by all-to-all, both ways, waited") {
+    // TP 8 x CP 2 on 16 H100s: each CP group spans two nodes, so its all-to-alls cross the NICs.
+    const json layout = {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"cp", 2}, {"ep", 16}, {"expert_tp", 1}, {"microbatch", 1}};
+    const Scenario s = scenario(preset_json(), 16, layout, "megatron-core-2026");
+    const Layout l = resolve_layout(s, s.layout);
+    const StepContext ctx(s);
+    const CostContext c = ctx.costs();
+    const LayoutGroups g = analyse_groups(c.network, l, s.model);
+    REQUIRE(g.cp.ranks == 2);
+    REQUIRE(g.cp.domains == 2);
+    const LayerCost linear = layer_cost(c, l, g, 0), full = layer_cost(c, l, g, 3);
+    // T = 4096 / cp 2 tokens of this rank; in_proj 2 x 2048 + 2 x 4096 + 2 x 32 = 12352 wide and
+    // the norm's output 4096, each / tp 8, 16 bits.
+    const double T = 2048, tp = 8;
+    const auto a2a = [&](double width) { return c.network.cost(CollectiveOp::AllToAll, Bytes(T * width / tp * 2), g.cp).time.value(); };
+    const double exchange = a2a(12352) + a2a(4096);
+    CHECK(linear.forward.cp == doctest::Approx(exchange).epsilon(1e-12));
+    CHECK(linear.backward.cp == doctest::Approx(exchange).epsilon(1e-12));
+    CHECK(linear.forward.cp_waited == linear.forward.cp);
+    CHECK(linear.backward.cp_waited == linear.backward.cp);
+    // Across nodes the all-to-all is the NIC's: the CP group is analysed for it, and half of each
+    // rank's bytes cross at the NIC's 50 GB/s at best.
+    CHECK(g.cp.all_to_all_seconds_per_byte > 0);
+    CHECK(a2a(12352) >= T * 12352 / tp * 2 / 2 / 50e9);
+    // The gated attention layer keeps its K/V ring.
+    CHECK(full.forward.cp > 0);
+    CHECK(full.forward.cp_waited == 0);
 }
 
 TEST_CASE("Megatron's export names the gated delta net, its placement and sizes, and the output gate") {

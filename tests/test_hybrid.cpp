@@ -143,7 +143,7 @@ TEST_CASE("under context parallelism a Mamba layer waits on its all-to-alls, whi
     const Layout l = resolve_layout(s, s.layout);
     const StepContext ctx(s);
     const CostContext c = ctx.costs();
-    const LayoutGroups g = analyse_groups(c.network, l, true);
+    const LayoutGroups g = analyse_groups(c.network, l, s.model);
     const LayerCost mamba = layer_cost(c, l, g, 0), attention = layer_cost(c, l, g, 5), moe = layer_cost(c, l, g, 1);
     REQUIRE(s.model.hybrid_pattern[5] == '*');
     CHECK(mamba.forward.cp > 0);
@@ -165,7 +165,7 @@ TEST_CASE("TP above the key/value heads gathers each rank's QKV output over TP (
     const Scenario below = scenario(preset_json("nemotron-3-nano-30b-a3b"), 16, layout), divided = scenario(wider, 16, layout);
     const Layout l = resolve_layout(below, below.layout);
     const StepContext a(below), b(divided);
-    const LayoutGroups ga = analyse_groups(a.costs().network, l, true), gb = analyse_groups(b.costs().network, l, true);
+    const LayoutGroups ga = analyse_groups(a.costs().network, l, below.model), gb = analyse_groups(b.costs().network, l, divided.model);
     const LayerCost x = layer_cost(a.costs(), l, ga, 5), y = layer_cost(b.costs(), l, gb, 5);
     // The microbatch's 4096 tokens of q (32 x 128) and k, v (2 x 128 each), 16 bits, gathered
     // forward and reduce-scattered backward; the layers' other TP traffic is the same.
@@ -233,7 +233,7 @@ TEST_CASE("a latent MoE's experts and dispatch work in the latent width, and a h
     const Scenario a = scenario(preset_json("nemotron-3-super-120b-a12b"), 16, layout), b = scenario(wide, 16, layout);
     const Layout l = resolve_layout(a, a.layout);
     const StepContext ca(a), cb(b);
-    const LayoutGroups ga = analyse_groups(ca.costs().network, l, true), gb = analyse_groups(cb.costs().network, l, true);
+    const LayoutGroups ga = analyse_groups(ca.costs().network, l, a.model), gb = analyse_groups(cb.costs().network, l, b.model);
     CHECK(layer_cost(ca.costs(), l, ga, moe).forward.ep < layer_cost(cb.costs(), l, gb, moe).forward.ep);
     LayerParams lp(a.model, l);
     const StageParams last = stage_params(a.model, l, 1, lp), first = stage_params(a.model, l, 0, lp);

@@ -149,7 +149,7 @@ TEST_CASE("groups from the shared placement analyses equal each layout's own ana
     for (const Layout& l : layouts) {
         CAPTURE(layout_label(l));
         const LayoutGroups& shared = ctx.groups(l);
-        const LayoutGroups own = analyse_groups(ctx.network(), l, s.model.is_moe());
+        const LayoutGroups own = analyse_groups(ctx.network(), l, s.model);
         CHECK(same_shape(shared.tp, own.tp));
         CHECK(same_shape(shared.cp, own.cp));
         CHECK(same_shape(shared.pp, own.pp));

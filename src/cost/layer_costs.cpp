@@ -603,14 +603,16 @@ void moe_host_floor(const CostContext& ctx, const Layout& l, double rerun, Layer
 }
 }  // namespace
 
-LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, bool moe) {
-    return analyse_groups(l, moe, [&](const GroupPlacement& p, bool all_to_all) { return network.analyse(p, all_to_all); });
+LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, const ModelSpec& model) {
+    return analyse_groups(l, model, [&](const GroupPlacement& p, bool all_to_all) { return network.analyse(p, all_to_all); });
 }
 
-LayoutGroups analyse_groups(const Layout& l, bool moe, const PlacementAnalyser& analyse) {
+LayoutGroups analyse_groups(const Layout& l, const ModelSpec& model, const PlacementAnalyser& analyse) {
+    const bool moe = model.is_moe();
+    const bool mixer_all_to_all = model.has_gdn() || model.mixer_layer_count(Mixer::Mamba) > 0;
     LayoutGroups g;
     g.tp = analyse(place_group(l, ParallelDim::TP), false);
-    g.cp = analyse(place_group(l, ParallelDim::CP), false);
+    g.cp = analyse(place_group(l, ParallelDim::CP), l.cp > 1 && mixer_all_to_all);
     g.pp = analyse(place_group(l, ParallelDim::PP), false);
     g.dp_dense = analyse(place_group(l, {ParallelDim::DP, ParallelDim::CP}, DpPart::Shard), false);
     if (l.dp_replicas() > 1) g.dp_replicas = analyse(place_group(l, {ParallelDim::DP}, DpPart::Replicas), false);
@@ -727,6 +729,21 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         const MambaSpec& ms = m.mamba;
         double exchange = 0;
         for (const std::int64_t width : {ms.inner(), ms.inner(), ms.groups * ms.state, ms.groups * ms.state, ms.heads, ms.inner()})
+            exchange += k.collective(CollectiveOp::AllToAll, x.T * d(width) / x.tp * 2, groups.cp);
+        f.cp += exchange;
+        f.cp_waited += exchange;
+        b.cp += exchange;
+        b.cp_waited += exchange;
+    }
+    if (l.cp > 1 && mixer == Mixer::GatedDeltaNet) {
+        // Megatron-Core's gated delta net context parallelism (gated_delta_net/gdn.py,
+        // a2a_cp_to_hp and _gated_norm_and_a2a at d98e8a64dd): one all-to-all of the in_proj
+        // output (q, k, v, the gate z, beta and alpha) from a sequence split to a head split
+        // before the conv1d, one of the gated norm's output back before out_proj; the reverse
+        // backward. The mixer waits on each, as on Mamba's.
+        const GatedDeltaNetSpec& g = *m.gdn;
+        double exchange = 0;
+        for (const std::int64_t width : {g.in_proj_out(), g.value_dim()})
             exchange += k.collective(CollectiveOp::AllToAll, x.T * d(width) / x.tp * 2, groups.cp);
         f.cp += exchange;
         f.cp_waited += exchange;

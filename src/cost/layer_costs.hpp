@@ -46,12 +46,15 @@ struct LayoutGroups {
     GroupShape tp, cp, ep, etp, dp_dense, dp_expert, pp, dp_replicas, dp_expert_replicas;
 };
 
-LayoutGroups analyse_groups(const NetworkModel& network, const Layout& layout, bool moe);
+// The model says which groups also run all-to-alls: the expert group of a MoE model, the
+// context-parallel group of one whose mixers turn the sequence split into a head split (Mamba,
+// gated delta nets).
+LayoutGroups analyse_groups(const NetworkModel& network, const Layout& layout, const ModelSpec& model);
 // The same with each group's placement priced by `analyse` (placement, with all-to-all): the
 // network model's analysis, or a cache of it shared by layouts whose groups land alike
 // (StepContext).
 using PlacementAnalyser = std::function<GroupShape(const GroupPlacement&, bool)>;
-LayoutGroups analyse_groups(const Layout& layout, bool moe, const PlacementAnalyser& analyse);
+LayoutGroups analyse_groups(const Layout& layout, const ModelSpec& model, const PlacementAnalyser& analyse);
 
 struct CostContext {
     const Scenario& scenario;

@@ -46,7 +46,8 @@ std::vector<std::int64_t> tp_values(const Scenario& s, const LayoutSpec& f, cons
 std::vector<std::int64_t> cp_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o) {
     const std::int64_t seq = s.training.seq_len;
     return knob(f.cp, powers_of_two_up_to(64), [&](std::int64_t c) {
-        return c == 1 || (o.framework.context_parallel && seq % (2 * c) == 0 && seq / c >= o.min_tokens_per_cp_rank);
+        return c == 1 || (o.framework.context_parallel && (!s.model.has_gdn() || o.framework.gdn_context_parallel) && seq % (2 * c) == 0 &&
+                          seq / c >= o.min_tokens_per_cp_rank);
     });
 }
 

@@ -72,6 +72,15 @@ RuntimeProfile with_overlap_factor(RuntimeProfile r, double factor) {
 }
 }  // namespace
 
+void check_layout_runtime(const Scenario& scenario, const RuntimeProfile& runtime) {
+    const LayoutSpec& k = scenario.layout;
+    if (k.schedule) check_schedule_shipped(runtime, *k.schedule, "/layout/schedule");
+    if (k.async_tp && *k.async_tp) check_async_tp_offered(runtime, "/layout/async_tp");
+    if (k.tp && scenario.model.attention == AttentionKind::Standard) check_kv_heads_split(runtime, *k.tp, scenario.model.kv_heads, "/layout/tp");
+    if (k.cp && scenario.model.has_gdn()) check_gdn_context_parallel(runtime, *k.cp, "/layout/cp");
+    if (k.recompute_modules) check_recompute_modules(runtime, *k.recompute_modules, "/layout/recompute_modules");
+}
+
 StepContext::StepContext(const Scenario& scenario) : StepContext(scenario, scenario_profile(scenario)) {}
 
 StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& profile)
@@ -85,11 +94,7 @@ StepContext::StepContext(const Scenario& scenario, const CalibrationProfile& pro
       cache_(std::make_shared<GroupCache>()),
       model_flops_(model_flops_per_step(scenario)),
       id_(next_context_id()) {
-    if (scenario.layout.schedule) check_schedule_shipped(runtime_, *scenario.layout.schedule, "/layout/schedule");
-    if (scenario.layout.async_tp && *scenario.layout.async_tp) check_async_tp_offered(runtime_, "/layout/async_tp");
-    if (scenario.layout.tp && scenario.model.attention == AttentionKind::Standard)
-        check_kv_heads_split(runtime_, *scenario.layout.tp, scenario.model.kv_heads, "/layout/tp");
-    if (scenario.layout.recompute_modules) check_recompute_modules(runtime_, *scenario.layout.recompute_modules, "/layout/recompute_modules");
+    check_layout_runtime(scenario, runtime_);
     for (std::int64_t layer = 0; layer < scenario.model.layers; ++layer) {
         const std::size_t kind = scenario.model.layer_kind(layer);
         layer_kinds_.push_back(static_cast<std::uint8_t>(kind));
@@ -153,7 +158,7 @@ const LayoutGroups& StepContext::groups(const Layout& l) const {
         if (inserted) cache_->shape_words += words;
         return it->second;
     };
-    auto computed = std::make_unique<LayoutGroups>(analyse_groups(l, scenario_.model.is_moe(), analyse));
+    auto computed = std::make_unique<LayoutGroups>(analyse_groups(l, scenario_.model, analyse));
     std::unique_lock lock(cache_->mutex);
     // std::map nodes do not move, so the reference stays valid after later insertions.
     return *cache_->groups.try_emplace(key, std::move(computed)).first->second;

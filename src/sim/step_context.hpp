@@ -77,4 +77,9 @@ private:
 // The calibration profile a scenario names (`calibration`: preset or file), else the GPU's.
 CalibrationProfile scenario_profile(const Scenario& scenario);
 
+// The layout's fixed knobs against what the framework generation implements (schedules, async TP,
+// TP above the KV heads, gated delta net CP, recompute modules): each an InputError at its key.
+// StepContext checks it; `check` too, so that it refuses what a later command would.
+void check_layout_runtime(const Scenario& scenario, const RuntimeProfile& runtime);
+
 }  // namespace sextant

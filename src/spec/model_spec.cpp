@@ -323,7 +323,11 @@ std::string mixer_split_rule(const ModelSpec& m, std::int64_t tp, std::int64_t c
         const GatedDeltaNetSpec& g = *m.gdn;
         if (g.key_heads % tp != 0) return fmt::format("must divide the gated delta net's key heads ({})", g.key_heads);
         if (g.value_heads % tp != 0) return fmt::format("must divide the gated delta net's value heads ({})", g.value_heads);
-        if (cp != 1) return "must be 1: Megatron-Core's gated delta net (b0cc2706, Megatron-Bridge 26.02) has no context parallelism";
+        // Context parallelism (Megatron-Core 20ba03fec0, core_v0.18.0) turns the sequence split
+        // into a head split: cp divides a TP rank's key and value heads (its in_proj sections).
+        if ((g.key_heads / tp) % cp != 0) return fmt::format("must divide a TP rank's gated delta net key heads ({} / tp {})", g.key_heads, tp);
+        if ((g.value_heads / tp) % cp != 0)
+            return fmt::format("must divide a TP rank's gated delta net value heads ({} / tp {})", g.value_heads, tp);
         return "";
     }
     if (!m.is_hybrid() || m.hybrid_pattern.find('M') == std::string::npos) return "";

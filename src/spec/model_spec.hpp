@@ -265,8 +265,10 @@ struct ModelSpec {
 // context-parallel degree `cp`; empty where they can, or where the model has neither. Megatron-
 // Core's asserts: Mamba (mamba_mixer.py): tp divides the SSM heads and groups; cp divides the
 // heads of a TP rank, and a TP rank's groups divide cp or cp them. Gated delta net
-// (transformer_config.py at b0cc2706): tp divides the key and the value heads; no context
-// parallelism.
+// (transformer_config.py at b0cc2706): tp divides the key and the value heads; cp divides a TP
+// rank's key and value heads (gated_delta_net/gdn.py in_proj sections at d98e8a64dd). Whether the
+// runtime has the gated delta net's context parallelism at all is the runtime's
+// (check_gdn_context_parallel).
 std::string mixer_split_rule(const ModelSpec& model, std::int64_t tp, std::int64_t cp);
 // Why `pattern` is not a hybrid pattern of `layers` layers (`layers_key` names that count in
 // the message): one character a layer, each in kHybridSymbols; empty where it is. Sextant's own

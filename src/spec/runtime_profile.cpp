@@ -159,6 +159,9 @@ constexpr FieldDef kFeatureFields[] = {
     {"tp_beyond_kv_heads", FieldType::Boolean,
      "tensor parallelism above the key/value heads where they divide it: each rank's QKV output gathered over TP and sliced "
      "(Megatron-Core 0.16+)", "", default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::tp_beyond_kv_heads>()},
+    {"gdn_context_parallel", FieldType::Boolean,
+     "context parallelism for models with gated delta nets: the mixer's sequence split turned into a head split by all-to-alls "
+     "(Megatron-Core 0.18+)", "", default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::gdn_context_parallel>()},
     {"hsdp", FieldType::Boolean, "ZeRO states sharded inside groups of data-parallel ranks, replicated across them (layout.shard_group)", "",
      default_bool(true), -kAny, kAny, "", bind<&FrameworkFeatures::hsdp>()},
 };
@@ -256,6 +259,14 @@ void check_kv_heads_split(const RuntimeProfile& runtime, std::int64_t tp, std::i
     throw InputError(path, std::to_string(tp),
                      "must divide the key/value heads (" + std::to_string(kv_heads) + ") under " + runtime.name +
                          ": TP above them (each rank's QKV output gathered and sliced) came with Megatron-Core 0.16 (nemo-2026)");
+}
+
+void check_gdn_context_parallel(const RuntimeProfile& runtime, std::int64_t cp, const std::string& path) {
+    if (cp <= 1 || runtime.features.gdn_context_parallel) return;
+    throw InputError(path, std::to_string(cp),
+                     "must be 1 for a model with gated delta nets under " + runtime.name +
+                         ": their context parallelism came with Megatron-Core 0.18 (megatron-core-2026); Megatron-Bridge 26.02's "
+                         "Megatron-Core (b0cc2706) has none");
 }
 
 void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path) {

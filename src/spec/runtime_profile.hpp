@@ -86,6 +86,9 @@ struct FrameworkFeatures {
     // TP above the key/value heads, where they divide it: each rank's QKV output gathered over TP
     // and sliced (Megatron-Core f7dfb99, December 2025, in core_v0.16.0).
     bool tp_beyond_kv_heads = false;
+    // A gated delta net's sequence split turned into a head split by all-to-alls (Megatron-Core
+    // 20ba03fec0, April 2026, in core_v0.18.0): context parallelism for models with one.
+    bool gdn_context_parallel = false;
     // HSDP: ZeRO states sharded inside groups of data-parallel ranks and replicated across them
     // (layout.shard_group; torchtitan data_parallel_shard_degree, Megatron-Core
     // --num-distributed-optimizer-instances, DeepSpeed MiCS mics_shard_size).
@@ -243,6 +246,8 @@ void check_schedule_shipped(const RuntimeProfile& runtime, Schedule schedule, co
 void check_async_tp_offered(const RuntimeProfile& runtime, const std::string& path);
 // A tensor-parallel degree the key/value heads do not divide needs tp_beyond_kv_heads.
 void check_kv_heads_split(const RuntimeProfile& runtime, std::int64_t tp, std::int64_t kv_heads, const std::string& path);
+// Context parallelism on a model with gated delta nets needs gdn_context_parallel.
+void check_gdn_context_parallel(const RuntimeProfile& runtime, std::int64_t cp, const std::string& path);
 
 // Refuses a layout's recompute_modules (Megatron's modules) under a runtime whose selective
 // recompute is not Megatron's, naming `path` (exit 2).
