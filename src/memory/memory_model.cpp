@@ -122,10 +122,15 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
             // double buffer of the largest layer stays on the GPU for the moves.
             per_microbatch = 0;
             offload_buffer = 0;
-            for (std::int64_t layer = range.first; layer < range.second; ++layer) {
+            const std::int64_t kept = std::min(range.second, range.first + l.activation_offload_layers);
+            for (std::int64_t layer = range.first; layer < kept; ++layer)
+                offload_buffer = std::max(offload_buffer, 2.0 * activation_bytes(layer));
+            // Layer by layer in order (the sum's rounding is the order's), but a run of one kind
+            // of layer (a dense model's whole stage) looks its bytes up once.
+            for (std::int64_t layer = kept; layer < range.second;) {
+                const std::int64_t run_end = s.model.moe_run_end(layer, range.second);
                 const double bytes = activation_bytes(layer);
-                if (layer - range.first < l.activation_offload_layers) offload_buffer = std::max(offload_buffer, 2.0 * bytes);
-                else per_microbatch += bytes;
+                for (; layer < run_end; ++layer) per_microbatch += bytes;
             }
             if (stage == 0 && traits.dropout) {
                 // The embedding's dropout mask (1 byte per element); its backward needs nothing else.

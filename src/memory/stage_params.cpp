@@ -191,10 +191,14 @@ StageParams model_stage_params(const ModelSpec& m, const Layout& l, std::int64_t
         p.expert = expert_sum(lp.expert, static_cast<std::size_t>(run_end - layer));
         layer = run_end;
     }
-    for (; layer < range.second; ++layer) {
+    // The rest in order (the sums' rounding is the order's), each run of one kind looked up once.
+    while (layer < range.second) {
+        const std::int64_t run_end = m.moe_run_end(layer, range.second);
         const StageParams& lp = layer_params(layer);
-        p.dense += lp.dense;
-        p.expert += lp.expert;
+        for (; layer < run_end; ++layer) {
+            p.dense += lp.dense;
+            p.expert += lp.expert;
+        }
     }
     const double tp = d(l.tp), h = d(m.hidden), vocab_shard = d(m.vocab) * h / tp;
     if (first) {
@@ -302,6 +306,13 @@ bool same_layer_kinds(const ModelSpec& m, std::pair<std::int64_t, std::int64_t> 
         return m.hybrid_pattern.compare(static_cast<std::size_t>(a.first), static_cast<std::size_t>(n), m.hybrid_pattern,
                                         static_cast<std::size_t>(b.first), static_cast<std::size_t>(n)) == 0;
     if (!m.is_moe() && m.window.tokens <= 0 && !m.has_gdn()) return true;  // one kind of layer
+    if (m.window.tokens <= 0 && !m.has_gdn() && m.moe.layer_frequency == 1) {
+        // Dense layers, then every layer MoE (DeepSeek-V3): a range's kinds are the length of its
+        // dense prefix, so the loop below reduces to comparing the two (the screen asks this of
+        // every middle stage of millions of layouts).
+        const auto dense_prefix = [&](std::int64_t first) { return std::clamp<std::int64_t>(m.moe.first_dense_layers - first, 0, n); };
+        return dense_prefix(a.first) == dense_prefix(b.first);
+    }
     if (m.has_gdn()) {
         for (std::int64_t i = 0; i < n; ++i)
             if (m.layer_kind(a.first + i) != m.layer_kind(b.first + i)) return false;
