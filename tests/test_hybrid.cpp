@@ -158,6 +158,24 @@ TEST_CASE("under context parallelism a Mamba layer waits on its all-to-alls, whi
     CHECK(moe.forward.attention == 0);
 }
 
+TEST_CASE("a Mamba layer's all-to-alls over a CP group across nodes go through the NICs") {
+    // TP 8 x CP 2 on 16 H100s: each CP group joins two nodes.
+    const Scenario s = scenario(preset_json("nemotron-3-nano-30b-a3b"), 16,
+                                {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"cp", 2}, {"ep", 8}, {"expert_tp", 1}, {"microbatch", 1}});
+    const Layout l = resolve_layout(s, s.layout);
+    const StepContext ctx(s);
+    const CostContext c = ctx.costs();
+    const LayoutGroups g = analyse_groups(c.network, l, s.model);
+    REQUIRE(g.cp.domains == 2);
+    CHECK(g.cp.all_to_all_seconds_per_byte > 0);  // analysed for its all-to-alls, not only its ring
+    const LayerCost mamba = layer_cost(c, l, g, 0);
+    // Six all-to-alls each way (z, x, B, C, dt, y) of 2,048 tokens a rank, 16 bits, / tp 8: half
+    // of each crosses to the other node through a 400 Gb/s NIC, 50 GB/s at line rate.
+    const MambaSpec& ms = s.model.mamba;
+    const double widths = 3.0 * static_cast<double>(ms.inner()) + 2.0 * static_cast<double>(ms.groups * ms.state) + static_cast<double>(ms.heads);
+    CHECK(mamba.forward.cp >= 2048.0 * widths / 8 * 2 / 2 / 50e9);
+}
+
 TEST_CASE("TP above the key/value heads gathers each rank's QKV output over TP (Nemotron 3 Nano's recipe: TP 4, 2 KV heads)") {
     const json layout = {{"tp", 4}, {"pp", 1}, {"dp", 4}, {"ep", 8}, {"microbatch", 1}, {"sequence_parallel", true}};
     json wider = preset_json("nemotron-3-nano-30b-a3b");
