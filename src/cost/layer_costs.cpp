@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <span>
 
 #include "cost/quantization.hpp"
@@ -284,6 +285,20 @@ double elementwise_bytes(const ModelSpec& m, std::int64_t layer, const Shapes& x
 // fp32, G Q per token, written and read; the gated norm reads y and z and writes its output
 // (backward reads those three, writes two gradients).
 // Returns the forward seconds of the projections' GEMMs (the block's TP GEMMs).
+// A mixer's context parallelism as Megatron-Core runs Mamba's and the gated delta net's: the
+// sequence split turned into a head split before the conv1d and back after the mixer, by
+// all-to-alls of these per-token widths (of a TP rank, 16 bits), the reverse backward. The mixer
+// waits on each (cp_waited): no compute runs beside them.
+void mixer_cp_exchange(const Kernels& k, const Shapes& x, const GroupShape& cp, std::initializer_list<std::int64_t> widths, PhaseCost& f,
+                       PhaseCost& b) {
+    double exchange = 0;
+    for (const std::int64_t width : widths) exchange += k.collective(CollectiveOp::AllToAll, x.T * d(width) / x.tp * 2, cp);
+    f.cp += exchange;
+    f.cp_waited += exchange;
+    b.cp += exchange;
+    b.cp_waited += exchange;
+}
+
 double mamba_block(const CostContext& ctx, const Kernels& k, const Shapes& x, PhaseCost& f, PhaseCost& b) {
     const ModelSpec& m = ctx.scenario.model;
     const MambaSpec& s = m.mamba;
@@ -609,7 +624,9 @@ LayoutGroups analyse_groups(const NetworkModel& network, const Layout& l, const 
 
 LayoutGroups analyse_groups(const Layout& l, const ModelSpec& model, const PlacementAnalyser& analyse) {
     const bool moe = model.is_moe();
-    const bool mixer_all_to_all = model.has_gdn() || model.mixer_layer_count(Mixer::Mamba) > 0;
+    // A mixer that exchanges over CP by all-to-all (mixer_cp_exchange): a gated delta net, or a
+    // hybrid pattern's Mamba blocks.
+    const bool mixer_all_to_all = model.has_gdn() || model.hybrid_pattern.find('M') != std::string::npos;
     LayoutGroups g;
     g.tp = analyse(place_group(l, ParallelDim::TP), false);
     g.cp = analyse(place_group(l, ParallelDim::CP), l.cp > 1 && mixer_all_to_all);
@@ -722,33 +739,16 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         tensor_parallel_comm(l, k, x, d(m.hidden), groups.tp, tp_block_span, gathered, ctx.runtime.sp_input_regathered, gathers_pipelined,
                              backward_async, f, b);
     if (l.cp > 1 && mixer == Mixer::Mamba) {
-        // Megatron-Core's Mamba context parallelism (megatron/core/ssm/mamba_context_parallel.py)
-        // turns the sequence split into a head split before the conv1d and back after the scan:
-        // all-to-alls of z, x, B, C and dt, then of y, each its own, and the reverse backward.
-        // The mixer waits on each (cp_waited): no compute runs beside them.
+        // Megatron-Core's Mamba context parallelism (megatron/core/ssm/mamba_context_parallel.py):
+        // all-to-alls of z, x, B, C and dt, then of y, each its own.
         const MambaSpec& ms = m.mamba;
-        double exchange = 0;
-        for (const std::int64_t width : {ms.inner(), ms.inner(), ms.groups * ms.state, ms.groups * ms.state, ms.heads, ms.inner()})
-            exchange += k.collective(CollectiveOp::AllToAll, x.T * d(width) / x.tp * 2, groups.cp);
-        f.cp += exchange;
-        f.cp_waited += exchange;
-        b.cp += exchange;
-        b.cp_waited += exchange;
+        mixer_cp_exchange(k, x, groups.cp, {ms.inner(), ms.inner(), ms.groups * ms.state, ms.groups * ms.state, ms.heads, ms.inner()}, f, b);
     }
     if (l.cp > 1 && mixer == Mixer::GatedDeltaNet) {
         // Megatron-Core's gated delta net context parallelism (gated_delta_net/gdn.py,
         // a2a_cp_to_hp and _gated_norm_and_a2a at d98e8a64dd): one all-to-all of the in_proj
-        // output (q, k, v, the gate z, beta and alpha) from a sequence split to a head split
-        // before the conv1d, one of the gated norm's output back before out_proj; the reverse
-        // backward. The mixer waits on each, as on Mamba's.
-        const GatedDeltaNetSpec& g = *m.gdn;
-        double exchange = 0;
-        for (const std::int64_t width : {g.in_proj_out(), g.value_dim()})
-            exchange += k.collective(CollectiveOp::AllToAll, x.T * d(width) / x.tp * 2, groups.cp);
-        f.cp += exchange;
-        f.cp_waited += exchange;
-        b.cp += exchange;
-        b.cp_waited += exchange;
+        // output (q, k, v, the gate z, beta and alpha), one of the gated norm's output.
+        mixer_cp_exchange(k, x, groups.cp, {m.gdn->in_proj_out(), m.gdn->value_dim()}, f, b);
     }
     if (l.cp > 1 && mixer == Mixer::Attention) {
         // The K/V elements per token a rank passes on: MLA's over its heads, GQA's of its KV heads.
