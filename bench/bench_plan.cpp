@@ -3,7 +3,9 @@
 //   and DeepSeek-V3 / 2,048 H100s, every knob the framework offers (target >= 10^6 per core);
 // - threads: the same plan with 1 and 2 threads, wall-clock, best of 5 each (target: 2 threads
 //   >= 1.8x);
-// - scale: Llama 3 405B planned on 131,072 GPUs (target <= 3 s CPU) and on 1,048,576 (answers).
+// - scale: Llama 3 405B planned on 131,072 GPUs (target <= 3 s CPU) and on 1,048,576 (answers);
+// - memory: the process's peak RSS after each plan (target: DeepSeek-V3 on 256 GB200s, 42.7
+//   million candidates, within 500 MB: the search holds its shapes, not its candidates).
 // Each plan is a fresh Planner (group shapes routed anew); CPU time is the process's user+system.
 #include <algorithm>
 #include <chrono>
@@ -34,6 +36,12 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 using bench::cpu_seconds;
+// A preset's name (scenarios/NAME.json), or a scenario file's path (bench/deepseek-v3-gb200.json).
+Scenario bench_scenario(const char* name) {
+    const std::string n = name;
+    if (n.find('/') != std::string::npos || n.ends_with(".json")) return load_scenario(n);
+    return load_scenario(data_dir() / "scenarios" / (n + ".json"));
+}
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 struct Timing {
@@ -43,7 +51,7 @@ struct Timing {
 };
 
 Timing run(const char* name, std::int64_t gpus, unsigned threads, bool any_framework = false) {
-    Scenario s = load_scenario(data_dir() / "scenarios" / (std::string(name) + ".json"));
+    Scenario s = bench_scenario(name);
     s.layout = LayoutSpec{};
     if (gpus) s.cluster.gpus = gpus;
     PlanOptions o;
@@ -69,7 +77,10 @@ Timing run(const char* name, std::int64_t gpus, unsigned threads, bool any_frame
                 name, static_cast<long long>(s.cluster.gpus), threads, threads == 1 ? " " : "s", any_framework ? "any framework" : "framework's  ",
                 t.candidates, t.screen_wall, t.screen_cpu, static_cast<double>(t.candidates) / t.screen_cpu);
     if (threads == 1) std::printf(", %.1f allocations a layout", per_layout);  // the other threads' are not counted
-    std::printf("); plan %.2f s wall, %.2f s CPU\n", t.total_wall, t.total_cpu);
+    // The planner holds shapes, not candidates: its memory must not grow with the search.
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    std::printf("); plan %.2f s wall, %.2f s CPU; peak RSS %.0f MB\n", t.total_wall, t.total_cpu, static_cast<double>(usage.ru_maxrss) / 1024.0);
     std::fflush(stdout);
     return t;
 }
@@ -80,7 +91,7 @@ namespace {
 // work on the screen must leave it unchanged (issue 18: plans unchanged to the bit), so the
 // digest before and after a change must be equal.
 void digest(const char* name, bool any_framework) {
-    Scenario s = load_scenario(data_dir() / "scenarios" / (std::string(name) + ".json"));
+    Scenario s = bench_scenario(name);
     s.layout = LayoutSpec{};
     PlanOptions o;
     o.framework_features = !any_framework;
@@ -101,6 +112,7 @@ void digest(const char* name, bool any_framework) {
 
 int main(int argc, char** argv) {
     // `bench_plan --screen NAME [any|framework] [THREADS] [GPUS]`: that one plan, nothing else
+    // (NAME a preset scenario or a scenario file's path)
     // (for profilers, and for timing thread counts from outside: farm-bench).
     // `bench_plan --digest NAME [any|framework]`: the digest of every fitting candidate's score.
     if (argc > 2 && std::strcmp(argv[1], "--digest") == 0) {

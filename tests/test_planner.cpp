@@ -4,6 +4,7 @@
 // searches and measured sweeps.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -21,6 +22,18 @@ using namespace sextant;
 namespace {
 Scenario preset_scenario(const char* name) {
     return load_scenario(data_dir() / "scenarios" / (std::string(name) + ".json"));
+}
+
+// DeepSeek-V3 on 256 GB200s (NVL72, Grace's NVLink-C2C host link) in MXFP8 under Megatron-Core
+// 2025: HSDP groups inside a rack, activation offload and the all-to-all overlap are open.
+Scenario deepseek_on_gb200() {
+    nlohmann::json d = nlohmann::json::parse(std::ifstream(data_dir() / "scenarios" / "deepseek-v3-h100.json"));
+    d["cluster"] = {{"preset", "gb200-nvl72"}, {"gpus", 256}};
+    d["training"]["global_batch"] = 2048;
+    d["training"]["precision"] = "mxfp8";
+    d["training"]["framework"] = "megatron-core-2025";
+    d.erase("layout");
+    return parse_scenario(d, data_dir());
 }
 
 // A toy cost model with a known optimum: compute shrinks with recompute none, the bubble is
@@ -97,6 +110,72 @@ TEST_CASE("optimizer offload is searched where the framework has it and ZeRO sha
     CHECK(offloads);
     o.framework = load_runtime_profile("megatron-core-2024", "").features;
     for (const auto& c : enumerate_candidates(s, LayoutSpec{}, o)) CHECK_FALSE(c.optimizer_offload);
+}
+
+TEST_CASE("a search's shapes expand, one after another, to exactly its candidates") {
+    // The planner holds shapes and expands each when it screens it; enumerate_candidates is the
+    // same walk written out whole. Every field of every candidate, in order, for dense, MoE (EP
+    // and expert TP), a hybrid with uneven stages and an MLA model on NVL72 (HSDP groups, activation
+    // offload and the all-to-all overlap open), each under its own framework and under every knob.
+    const auto fields = [](const Candidate& c) {
+        return std::make_tuple(c.tp, c.pp, c.cp, c.ep, c.etp, c.vp, c.microbatch, c.offload_layers, c.shard_group, c.first_trim,
+                               c.last_trim, c.zero_stage, c.optimizer_offload, c.sequence_parallel, c.ep_a2a_overlap,
+                               static_cast<int>(c.recompute), c.recompute_modules, c.rank_order, static_cast<int>(c.schedule), c.async_tp);
+    };
+    for (const char* name : {"llama3-8b-h100", "mixtral-8x7b-h100", "nemotron-3-nano-h100", "deepseek-v3-h100 on GB200"}) {
+        for (const bool any : {false, true}) {
+            const bool nvl72 = std::string(name).ends_with("GB200");
+            Scenario s = nvl72 ? deepseek_on_gb200() : preset_scenario(name);
+            LayoutSpec open;
+            if (nvl72) open.pp = 8;  // a slice of its 42.7 million
+            SearchOptions o;
+            if (!any) o.framework = load_runtime_profile(s.training.framework, "").features;
+            CAPTURE(name);
+            CAPTURE(any);
+            const std::vector<Candidate> whole = enumerate_candidates(s, open, o);
+            const std::vector<CandidateShape> shapes = enumerate_shapes(s, open, o);
+            REQUIRE(whole.size() > 1000);
+            std::vector<Candidate> expanded;
+            std::size_t at = 0, differ = 0, outside = 0;
+            for (const CandidateShape& shape : shapes) {
+                expand_shape(s, open, o, shape.shape, expanded);
+                REQUIRE(expanded.size() == shape.count);
+                REQUIRE(shape.count > 0);
+                REQUIRE(at + expanded.size() <= whole.size());
+                for (const Candidate& c : expanded) {
+                    differ += fields(c) == fields(whole[at++]) ? 0 : 1;
+                    outside += std::make_tuple(c.tp, c.pp, c.cp, c.ep, c.etp, c.first_trim, c.last_trim) ==
+                                       std::make_tuple(shape.shape.tp, shape.shape.pp, shape.shape.cp, shape.shape.ep, shape.shape.etp,
+                                                       shape.shape.first_trim, shape.shape.last_trim)
+                                   ? 0
+                                   : 1;
+                }
+            }
+            CHECK(at == whole.size());
+            CHECK(differ == 0);   // the same candidates in the same order
+            CHECK(outside == 0);  // each within its shape's degrees and split
+            CHECK(shapes.size() < whole.size() / 10);  // what the planner keeps is a small fraction
+            PlanOptions po;
+            po.framework_features = !any;
+            if (any) po.search = o;
+            Scenario with = s;
+            with.layout = open;
+            CHECK(Planner(with, po, toy).candidate_count() == whole.size());
+        }
+    }
+}
+
+TEST_CASE("a search with no candidate names the same rule through its shapes") {
+    Scenario s = preset_scenario("llama3-70b-h100");
+    LayoutSpec fixed;
+    fixed.dp = 3;  // no tp x cp x pp leaves 3 of 1,024 GPUs
+    std::optional<InputError> whole, shapes;
+    CHECK(enumerate_candidates(s, fixed, {}, &whole).empty());
+    CHECK(enumerate_shapes(s, fixed, {}, &shapes).empty());
+    REQUIRE(whole);
+    REQUIRE(shapes);
+    CHECK(whole->path() == shapes->path());
+    CHECK(std::string(whole->what()) == std::string(shapes->what()));
 }
 
 TEST_CASE("Llama 3 405B on 16,384 GPUs opens at least 100,000 candidates") {

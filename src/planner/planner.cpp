@@ -77,7 +77,8 @@ Planner::Planner(const Scenario& scenario, PlanOptions options, const EvaluatorF
     std::optional<InputError> why_none;
     for (const auto& v : variants_) {
         std::optional<InputError> why;
-        candidates_.push_back(enumerate_candidates(v.scenario, fixed_, options_.search, &why));
+        shapes_.push_back(enumerate_shapes(v.scenario, fixed_, options_.search, &why));
+        for (const CandidateShape& shape : shapes_.back()) candidate_count_ += shape.count;
         if (!why_none && why) why_none = why;
     }
     // No layout satisfies the scenario at any GPU count and batch: the rule and knob that stopped
@@ -85,11 +86,7 @@ Planner::Planner(const Scenario& scenario, PlanOptions options, const EvaluatorF
     if (candidate_count() == 0 && why_none) throw *why_none;
 }
 
-std::size_t Planner::candidate_count() const {
-    std::size_t n = 0;
-    for (const auto& c : candidates_) n += c.size();
-    return n;
-}
+std::size_t Planner::candidate_count() const { return candidate_count_; }
 
 double Planner::objective(const PlanScore& s) const {
     return options_.objective == Objective::Mfu ? s.mfu : s.tokens_per_s;
@@ -102,25 +99,27 @@ bool Planner::offered(const PlanScore& s) const {
 }
 
 std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
-    // Flatten (variant, index) so that threads and processes split one sequence.
+    // Flatten (variant, shape) so that threads and processes split one sequence; a shape is
+    // expanded into its candidates by the thread that screens it.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> work;
-    std::size_t global = 0;
-    for (std::size_t v = 0; v < candidates_.size(); ++v)
-        for (std::size_t i = 0; i < candidates_[v].size(); ++i, ++global)
-            if (global % static_cast<std::size_t>(shard.count) == static_cast<std::size_t>(shard.index))
+    std::size_t global = 0, candidates = 0;
+    for (std::size_t v = 0; v < shapes_.size(); ++v)
+        for (std::size_t i = 0; i < shapes_[v].size(); ++i, ++global)
+            if (global % static_cast<std::size_t>(shard.count) == static_cast<std::size_t>(shard.index)) {
                 work.emplace_back(static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(i));
+                candidates += shapes_[v][i].count;
+            }
 
     const std::size_t limit = options_.simulate_top, per_variant = per_variant_kept();
-    const unsigned threads = std::max(1u, std::min<unsigned>(options_.threads, static_cast<unsigned>(work.size() / 64 + 1)));
+    const unsigned threads = std::max(1u, std::min<unsigned>(options_.threads, static_cast<unsigned>(candidates / 64 + 1)));
     std::vector<std::vector<ScreenedCandidate>> partial(threads);
-    Progress progress("screening layouts", static_cast<double>(work.size()));
-    // Each thread starts on its own share of the sequence and, once that is done, takes chunks
+    Progress progress("screening layouts", static_cast<double>(candidates));
+    // Each thread starts on its own share of the shapes and, once that is done, takes shapes
     // from the far end of the others' (work stealing): new group shapes (the costly first screen
     // of a layout family) cluster in candidate order, so fixed shares alone leave one thread idle,
-    // while chunks taken in turn from one counter had both threads route the same new shapes at
-    // the same moment. What is kept is a property of the set (keep_best's total order), so the
-    // answer does not depend on which thread screened what.
-    constexpr std::size_t kChunk = 256;
+    // while shapes taken in turn from one counter would have both threads route neighbouring
+    // families at the same moment. What is kept is a property of the set (keep_best's total
+    // order), so the answer does not depend on which thread screened what.
     struct Share {
         std::mutex mutex;
         std::size_t next = 0, end = 0;
@@ -130,22 +129,14 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
         shares[t].next = work.size() * t / threads;
         shares[t].end = work.size() * (t + 1) / threads;
     }
-    // Thread t's next chunk [begin, end): the front of its share, else the back of another's;
-    // false when every share is done.
-    const auto take = [&](unsigned t, std::size_t& begin, std::size_t& end) {
+    // Thread t's next shape: the front of its share, else the back of another's; false when every
+    // share is done.
+    const auto take = [&](unsigned t, std::size_t& unit) {
         for (unsigned k = 0; k < threads; ++k) {
             Share& share = shares[(t + k) % threads];
             const std::lock_guard lock(share.mutex);
             if (share.next >= share.end) continue;
-            const std::size_t n = std::min(kChunk, share.end - share.next);
-            if (k == 0) {
-                begin = share.next;
-                share.next += n;
-            } else {
-                share.end -= n;
-                begin = share.end;
-            }
-            end = begin + n;
+            unit = k == 0 ? share.next++ : --share.end;
             return true;
         }
         return false;
@@ -153,17 +144,18 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
     std::atomic<bool> stopped{false};
     auto run = [&](unsigned t) {
         auto& best = partial[t];
-        Layout layout;  // each candidate's, in one allocation
-        std::size_t begin = 0, end = 0;
-        while (!stopped && take(t, begin, end)) {
-            for (std::size_t w = begin; w < end; ++w) {
+        Layout layout;                    // each candidate's, in one allocation
+        std::vector<Candidate> expanded;  // the shape's candidates (the largest shape's capacity)
+        std::size_t unit = 0;
+        while (!stopped && take(t, unit)) {
+            const auto [v, i] = work[unit];
+            const Variant& variant = variants_[v];
+            expand_shape(variant.scenario, fixed_, options_.search, shapes_[v][i].shape, expanded);
+            for (const Candidate& c : expanded) {
                 if (!progress.tick()) {  // Ctrl-C: the threads stop, then the caller is told
                     stopped = true;
                     break;
                 }
-                const auto [v, i] = work[w];
-                const Variant& variant = variants_[v];
-                const Candidate& c = candidates_[v][i];
                 to_layout(variant.scenario, fixed_, c, layout);
                 const std::optional<PlanScore> score = variant.evaluator->screen_within(layout, memory_margin());
                 if (!score || !offered(*score)) continue;
@@ -209,11 +201,15 @@ std::vector<const Plan*> Planner::best_per_variant(const std::vector<Plan>& rank
 template <class F>
 void Planner::for_each_fitting(F f) const {
     Layout layout;
-    for (std::size_t v = 0; v < candidates_.size(); ++v)
-        for (const Candidate& c : candidates_[v]) {
-            to_layout(variants_[v].scenario, fixed_, c, layout);
-            const std::optional<PlanScore> score = variants_[v].evaluator->screen_within(layout, memory_margin());
-            if (score && offered(*score)) f(v, *score);
+    std::vector<Candidate> expanded;
+    for (std::size_t v = 0; v < shapes_.size(); ++v)
+        for (const CandidateShape& shape : shapes_[v]) {
+            expand_shape(variants_[v].scenario, fixed_, options_.search, shape.shape, expanded);
+            for (const Candidate& c : expanded) {
+                to_layout(variants_[v].scenario, fixed_, c, layout);
+                const std::optional<PlanScore> score = variants_[v].evaluator->screen_within(layout, memory_margin());
+                if (score && offered(*score)) f(v, *score);
+            }
         }
 }
 

@@ -106,7 +106,8 @@ private:
     PlanOptions options_;
     double scenario_margin_ = 0;
     std::vector<Variant> variants_;
-    std::vector<std::vector<Candidate>> candidates_;  // per variant
+    std::vector<std::vector<CandidateShape>> shapes_;  // per variant, expanded when screened
+    std::size_t candidate_count_ = 0;
 };
 
 // Total order used everywhere: higher objective first, then the candidate's knobs.

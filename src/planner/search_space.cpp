@@ -1,12 +1,33 @@
 #include "planner/search_space.hpp"
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <cstdint>
 #include <numeric>
 
 namespace sextant {
 
 namespace {
+// The few values of a knob a candidate's inner loops try, without a heap allocation: the screen
+// expands every shape as it goes, so these lists are built for every candidate.
+template <class T, std::size_t N>
+class Few {
+public:
+    Few() = default;
+    Few(std::initializer_list<T> values) {
+        for (const T& v : values) push_back(v);
+    }
+    void push_back(const T& v) { values_[size_++] = v; }
+    const T* begin() const { return values_.data(); }
+    const T* end() const { return values_.data() + size_; }
+    std::size_t size() const { return size_; }
+
+private:
+    std::array<T, N> values_{};
+    std::size_t size_ = 0;
+};
+
 std::vector<std::int64_t> powers_of_two_up_to(std::int64_t limit) {
     std::vector<std::int64_t> out;
     for (std::int64_t v = 1; v <= limit; v *= 2) out.push_back(v);
@@ -96,10 +117,10 @@ std::vector<std::int64_t> etp_values(const Scenario& s, const LayoutSpec& f, std
 // Selective recompute's module sets worth trying: the era's default, and what Megatron-Core's
 // recipes use for MoE and MLA models when memory is short (moe_act, the whole MoE block,
 // mla_up_proj), where the framework's selective recompute is Megatron's.
-std::vector<std::uint8_t> module_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, Recompute rc) {
+Few<std::uint8_t, 5> module_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, Recompute rc) {
     if (rc != Recompute::Selective || !o.framework.recompute_modules) return {0};
     if (f.recompute_modules) return {*f.recompute_modules};
-    std::vector<std::uint8_t> sets = {0};
+    Few<std::uint8_t, 5> sets = {0};
     const bool moe = s.model.is_moe(), mla = s.model.attention == AttentionKind::MultiLatent;
     if (moe) {
         sets.push_back(kRecomputeLayerNorm | kRecomputeMoeAct);
@@ -130,21 +151,21 @@ std::vector<std::int64_t> offload_layer_values(const Scenario& s, const LayoutSp
 
 // Megatron-Core's EP all-to-all overlap where the framework ships it and the layout allows it
 // (ep_overlap_rule).
-std::vector<bool> ep_overlap_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
+Few<bool, 2> ep_overlap_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
     const bool wanted = f.ep_a2a_overlap ? *f.ep_a2a_overlap : o.framework.ep_a2a_overlap;
     if (!wanted) return {false};  // the common case: no rule to evaluate
     const bool allowed = ep_overlap_rule(s.model, f.moe_dispatcher, c.ep, c.pp, c.vp, c.recompute, c.recompute_modules).empty();
-    if (f.ep_a2a_overlap) return allowed ? std::vector<bool>{true} : std::vector<bool>{};
-    return allowed ? std::vector<bool>{false, true} : std::vector<bool>{false};
+    if (f.ep_a2a_overlap) return allowed ? Few<bool, 2>{true} : Few<bool, 2>{};
+    return allowed ? Few<bool, 2>{false, true} : Few<bool, 2>{false};
 }
 
 // PyTorch's async TP where the framework has it and the layout allows it (async_tp_rule). Open,
 // it is on wherever allowed: it only takes communication off the critical path (what it hides
 // slows compute by the runtime's sm_contention, a fraction of what it saves), so the layout
 // without it never wins and is not searched.
-std::vector<bool> async_tp_values(const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
+Few<bool, 1> async_tp_values(const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
     const bool allowed = async_tp_rule(c.tp, c.sequence_parallel).empty();
-    if (f.async_tp) return !*f.async_tp ? std::vector<bool>{false} : allowed ? std::vector<bool>{true} : std::vector<bool>{};
+    if (f.async_tp) return !*f.async_tp ? Few<bool, 1>{false} : allowed ? Few<bool, 1>{true} : Few<bool, 1>{};
     return {o.framework.async_tp && allowed};
 }
 
@@ -181,7 +202,7 @@ std::vector<Schedule> schedule_values(const LayoutSpec& f, const SearchOptions& 
     return out;
 }
 
-std::vector<bool> sp_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t tp) {
+Few<bool, 2> sp_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t tp) {
     if (f.sequence_parallel) return {*f.sequence_parallel};
     if (tp == 1 || !o.framework.sequence_parallel) return {false};
     return {true, false};
@@ -201,13 +222,13 @@ std::vector<std::int64_t> zero_values(const LayoutSpec& f, const SearchOptions& 
 }
 
 // Offloading the optimizer only pays where ZeRO shards it, and only where the framework can.
-std::vector<bool> offload_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t zero) {
+Few<bool, 2> offload_values(const LayoutSpec& f, const SearchOptions& o, std::int64_t zero) {
     if (f.optimizer_offload) return {*f.optimizer_offload};
     if (zero == 0 || !o.framework.optimizer_offload) return {false};
     return {false, true};
 }
 
-std::vector<Recompute> recompute_values(const LayoutSpec& f, const SearchOptions& o) {
+Few<Recompute, 3> recompute_values(const LayoutSpec& f, const SearchOptions& o) {
     if (f.recompute) return {*f.recompute};
     if (!o.framework.selective_recompute) return {Recompute::None, Recompute::Full};
     return {Recompute::None, Recompute::Selective, Recompute::Full};
@@ -217,22 +238,22 @@ std::vector<Recompute> recompute_values(const LayoutSpec& f, const SearchOptions
 // shards in groups, the powers of two from 2 up to a node or NVLink domain that divide dp (at
 // most the three largest: smaller groups only hold more and all-reduce more), each leaving a
 // whole number of expert-data-parallel ranks per replica.
-std::vector<std::int64_t> shard_group_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, std::int64_t zero,
-                                             std::int64_t dp, std::int64_t edp) {
+Few<std::int64_t, 4> shard_group_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, std::int64_t zero,
+                                         std::int64_t dp, std::int64_t edp) {
     const auto fits = [&](std::int64_t shard) { return dp % shard == 0 && edp % (dp / shard) == 0; };
     if (f.shard_group) {
         if (*f.shard_group == dp) return {0};
         if (zero == 0 || !fits(*f.shard_group) || *f.shard_group > INT16_MAX) return {};  // a Candidate holds 16 bits
         return {*f.shard_group};
     }
-    std::vector<std::int64_t> out = {0};
+    Few<std::int64_t, 4> out = {0};
     if (zero == 0 || !o.framework.hsdp) return out;
     const std::int64_t domain = std::max(s.cluster.gpus_per_node, s.cluster.job_domain_gpus());
-    std::vector<std::int64_t> groups;
+    Few<std::int64_t, 64> groups;  // powers of two below dp, a 64-bit count
     for (std::int64_t shard = 2; shard <= domain && shard < dp; shard *= 2)
         if (fits(shard)) groups.push_back(shard);
     const std::size_t keep = std::min<std::size_t>(groups.size(), 3);
-    out.insert(out.end(), groups.end() - static_cast<std::ptrdiff_t>(keep), groups.end());
+    for (const std::int64_t* g = groups.end() - keep; g != groups.end(); ++g) out.push_back(*g);
     return out;
 }
 
@@ -338,9 +359,18 @@ private:
 std::string num(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 
-std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec& f, const SearchOptions& o,
-                                            std::optional<InputError>* why_none) {
-    std::vector<Candidate> out;
+namespace {
+// The stage split a shape's knob settings run on: the scenario's explicit one, else its trims'.
+std::vector<std::int64_t> shape_split(const Scenario& s, const LayoutSpec& f, const Candidate& shape) {
+    return f.stage_layers ? *f.stage_layers : trimmed_stage_split(s.model.layers, shape.pp, shape.first_trim, shape.last_trim);
+}
+
+// Walks every shape the rules allow, in candidate order, and calls `settings(shape, split, dp)`,
+// which returns how many knob settings the shape has. Returns the rule and knob that stopped the
+// search furthest along, for a search that finds no candidate.
+template <class Settings>
+std::optional<InputError> walk_shapes(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, Settings settings) {
+    std::size_t total = 0;
     Rejections rejected;
     const std::int64_t gpus = s.cluster.gpus;
     const auto tps = tp_values(s, f, o);
@@ -401,8 +431,6 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
                         return InputError("/layout/pp", num(pp), "cannot split " + num(s.model.layers) + " layers over this many stages");
                     });
                 for (auto [first, last] : splits) {
-                    const auto split = f.stage_layers ? *f.stage_layers
-                                                      : trimmed_stage_split(s.model.layers, pp, first, last);
                     const std::int64_t folded = tp * cp * dp;
                     const auto eps = ep_values(s, f, folded);
                     if (eps.empty())
@@ -421,9 +449,9 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
                             shape.etp = static_cast<std::int16_t>(etp);
                             shape.first_trim = first;
                             shape.last_trim = last;
-                            const std::size_t before = out.size();
-                            add_knob_settings(out, shape, s, f, o, split, dp);
-                            if (out.size() == before)
+                            const std::size_t n = settings(shape, shape_split(s, f, shape), dp);
+                            total += n;
+                            if (n == 0)
                                 rejected.note(7, [&] {
                                     return InputError("/layout", "tp " + num(tp) + " pp " + num(pp) + " dp " + num(dp),
                                                       "no setting of vp, microbatch, ZeRO, recompute and sequence parallelism passes "
@@ -437,9 +465,42 @@ std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec&
             }
         }
     }
-    if (why_none && out.empty()) *why_none = rejected.furthest();
+    if (total == 0) return rejected.furthest();
+    return std::nullopt;
+}
+}  // namespace
+
+std::vector<CandidateShape> enumerate_shapes(const Scenario& s, const LayoutSpec& f, const SearchOptions& o,
+                                             std::optional<InputError>* why_none) {
+    std::vector<CandidateShape> out;
+    std::vector<Candidate> scratch;  // each shape's settings, counted (the largest shape's capacity)
+    const auto why = walk_shapes(s, f, o, [&](const Candidate& shape, const std::vector<std::int64_t>& split, std::int64_t dp) {
+        scratch.clear();
+        add_knob_settings(scratch, shape, s, f, o, split, dp);
+        if (!scratch.empty()) out.push_back({shape, scratch.size()});
+        return scratch.size();
+    });
+    if (why_none && why) *why_none = why;
     return out;
 }
+
+void expand_shape(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& shape, std::vector<Candidate>& out) {
+    out.clear();
+    add_knob_settings(out, shape, s, f, o, shape_split(s, f, shape), s.cluster.gpus / (shape.tp * shape.cp * shape.pp));
+}
+
+std::vector<Candidate> enumerate_candidates(const Scenario& s, const LayoutSpec& f, const SearchOptions& o,
+                                            std::optional<InputError>* why_none) {
+    std::vector<Candidate> out;
+    const auto why = walk_shapes(s, f, o, [&](const Candidate& shape, const std::vector<std::int64_t>& split, std::int64_t dp) {
+        const std::size_t before = out.size();
+        add_knob_settings(out, shape, s, f, o, split, dp);
+        return out.size() - before;
+    });
+    if (why_none && why) *why_none = why;
+    return out;
+}
+
 
 Layout to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c) {
     Layout l;

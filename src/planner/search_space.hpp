@@ -45,6 +45,25 @@ struct Candidate {
 // inside DP (pipeline neighbours on nearby nodes, DP groups spread across the fabric).
 const std::vector<std::array<ParallelDim, 5>>& candidate_rank_orders();
 
+// A family of candidates: the parallel degrees and stage split (tp, cp, pp, trims, ep, expert
+// TP), with the number of settings of the other knobs it has. A search holds these rather than
+// its candidates: DeepSeek-V3 on 256 GB200s has 42.7 million candidates (1.4 GB at 32 bytes,
+// and several times that over a --gpus sweep) in 3,578 shapes; each shape is expanded when it is
+// screened.
+struct CandidateShape {
+    Candidate shape;         // the degrees and trims; the other knobs at their defaults
+    std::size_t count = 0;   // candidates expand_shape gives (at least one)
+};
+
+// Every shape with at least one candidate for `scenario`, in candidate order; why_none as for
+// enumerate_candidates.
+std::vector<CandidateShape> enumerate_shapes(const Scenario& scenario, const LayoutSpec& fixed, const SearchOptions& options,
+                                             std::optional<InputError>* why_none = nullptr);
+
+// The candidates of one shape, in candidate order, into `out` (cleared; its capacity kept).
+void expand_shape(const Scenario& scenario, const LayoutSpec& fixed, const SearchOptions& options, const Candidate& shape,
+                  std::vector<Candidate>& out);
+
 // Every candidate for `scenario` (its cluster size and batch), honouring what `fixed` sets. When
 // there is none and `why_none` is given, it receives the rule and knob that stopped the search
 // furthest along (the scenario's error: no layout can satisfy it).

@@ -418,7 +418,7 @@ void check_shard_group(const Scenario& s, const LayoutSpec& k) {
 
 }  // namespace
 
-std::string ep_overlap_rule(const ModelSpec& model, std::optional<MoeDispatcher> dispatcher, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp,
+std::string_view ep_overlap_rule(const ModelSpec& model, std::optional<MoeDispatcher> dispatcher, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp,
                             std::optional<std::int64_t> vp, std::optional<Recompute> recompute, std::optional<std::uint8_t> modules) {
     if (!model.is_moe()) return "overlaps the MoE all-to-all: needs a MoE model (/model/moe)";
     // The merged forward-backward schedule is built by GPTModel.build_schedule_plan, which
@@ -434,7 +434,7 @@ std::string ep_overlap_rule(const ModelSpec& model, std::optional<MoeDispatcher>
     return "";
 }
 
-std::string async_tp_rule(std::optional<std::int64_t> tp, std::optional<bool> sequence_parallel) {
+std::string_view async_tp_rule(std::optional<std::int64_t> tp, std::optional<bool> sequence_parallel) {
     // torch/_inductor/fx_passes/micro_pipeline_tp.py fuses all-gather -> matmul and matmul ->
     // reduce-scatter: the collectives sequence parallelism puts around a TP block.
     if (tp && *tp < 2) return "splits the tensor-parallel collectives: needs tp > 1";
@@ -445,14 +445,14 @@ std::string async_tp_rule(std::optional<std::int64_t> tp, std::optional<bool> se
 namespace {
 void check_async_tp(const LayoutSpec& k) {
     if (!k.async_tp || !*k.async_tp) return;
-    const std::string rule = async_tp_rule(k.tp, k.sequence_parallel);
-    if (!rule.empty()) throw InputError("/layout/async_tp", "true", rule);
+    const std::string_view rule = async_tp_rule(k.tp, k.sequence_parallel);
+    if (!rule.empty()) throw InputError("/layout/async_tp", "true", std::string(rule));
 }
 
 void check_ep_overlap(const Scenario& s, const LayoutSpec& k) {
     if (!k.ep_a2a_overlap || !*k.ep_a2a_overlap) return;
-    const std::string rule = ep_overlap_rule(s.model, k.moe_dispatcher, k.ep, k.pp, k.vp, k.recompute, k.recompute_modules);
-    if (!rule.empty()) throw InputError("/layout/ep_a2a_overlap", "true", rule);
+    const std::string_view rule = ep_overlap_rule(s.model, k.moe_dispatcher, k.ep, k.pp, k.vp, k.recompute, k.recompute_modules);
+    if (!rule.empty()) throw InputError("/layout/ep_a2a_overlap", "true", std::string(rule));
 }
 
 // Every rule, each applied as far as the knobs it involves are known: a rule whose knobs are all

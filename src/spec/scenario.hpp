@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spec/cluster_spec.hpp"
@@ -78,10 +79,10 @@ Layout resolve_layout(const Scenario& scenario, const LayoutSpec& spec);
 void validate_layout(const Scenario& scenario, const Layout& layout);
 // Megatron's TransformerConfig.__post_init__ checks of --overlap-moe-expert-parallel-comm, each
 // applied as far as its knobs are known: the rule broken, or empty.
-std::string ep_overlap_rule(const ModelSpec& model, std::optional<MoeDispatcher> dispatcher, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp, std::optional<std::int64_t> vp,
+std::string_view ep_overlap_rule(const ModelSpec& model, std::optional<MoeDispatcher> dispatcher, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp, std::optional<std::int64_t> vp,
                             std::optional<Recompute> recompute, std::optional<std::uint8_t> modules);
 // What PyTorch's async TP needs (layout.async_tp), as far as the knobs are known: the rule broken, or empty.
-std::string async_tp_rule(std::optional<std::int64_t> tp, std::optional<bool> sequence_parallel);
+std::string_view async_tp_rule(std::optional<std::int64_t> tp, std::optional<bool> sequence_parallel);
 
 std::span<const FieldDef> scenario_fields();
 std::span<const FieldDef> memory_fields();
