@@ -40,6 +40,29 @@ void keep_best(std::vector<ScreenedCandidate>& best, std::size_t limit, std::siz
     best.resize(kept);
 }
 
+// Runs work(t) for t in [0, threads), thread 0 on the caller's; a thread's exception (a layout
+// refused for work) raises `stopped` for the others and is rethrown once every thread joined,
+// and a Ctrl-C the work saw is then the caller's.
+template <class Work>
+void on_threads(unsigned threads, std::atomic<bool>& stopped, Work work) {
+    std::vector<std::exception_ptr> errors(threads);
+    const auto guarded = [&](unsigned t) {
+        try {
+            work(t);
+        } catch (...) {
+            errors[t] = std::current_exception();
+            stopped = true;
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
+    guarded(0);
+    for (auto& th : pool) th.join();
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    throw_if_interrupted();
+}
+
 std::vector<Variant> make_variants(const Scenario& base, const PlanOptions& o,
                                    const EvaluatorFactory& factory) {
     std::vector<std::int64_t> gpus = o.gpu_counts.empty() ? std::vector{base.cluster.gpus} : o.gpu_counts;
@@ -165,23 +188,7 @@ std::vector<ScreenedCandidate> Planner::screen(const Shard& shard) const {
         }
         keep_best(best, limit, per_variant);
     };
-    // A thread's exception (a layout refused for work) is rethrown after every thread joined.
-    std::vector<std::exception_ptr> errors(threads);
-    const auto guarded = [&](unsigned t) {
-        try {
-            run(t);
-        } catch (...) {
-            errors[t] = std::current_exception();
-            stopped = true;
-        }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
-    guarded(0);
-    for (auto& th : pool) th.join();
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
-    throw_if_interrupted();
+    on_threads(threads, stopped, run);
 
     std::vector<ScreenedCandidate> merged;
     for (auto& p : partial) merged.insert(merged.end(), p.begin(), p.end());
@@ -211,6 +218,43 @@ void Planner::for_each_fitting(F f) const {
                 if (score && offered(*score)) f(v, *score);
             }
         }
+}
+
+void Planner::visit_fitting(unsigned threads, const FittingVisitor& visit) const {
+    // Every (variant, shape) with the candidate index it starts at.
+    struct Unit {
+        std::uint32_t variant, shape;
+        std::size_t first;
+    };
+    std::vector<Unit> units;
+    std::size_t first = 0;
+    for (std::size_t v = 0; v < shapes_.size(); ++v)
+        for (std::size_t i = 0; i < shapes_[v].size(); ++i) {
+            units.push_back({static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(i), first});
+            first += shapes_[v][i].count;
+        }
+    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(units.size())));
+    Progress progress("scoring layouts", static_cast<double>(first));
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stopped{false};
+    on_threads(threads, stopped, [&](unsigned t) {
+        Layout layout;
+        std::vector<Candidate> expanded;
+        for (std::size_t u = next.fetch_add(1); u < units.size() && !stopped; u = next.fetch_add(1)) {
+            const Unit& unit = units[u];
+            const Variant& variant = variants_[unit.variant];
+            expand_shape(variant.scenario, fixed_, options_.search, shapes_[unit.variant][unit.shape].shape, expanded);
+            for (std::size_t k = 0; k < expanded.size(); ++k) {
+                if (!progress.tick()) {  // Ctrl-C
+                    stopped = true;
+                    break;
+                }
+                to_layout(variant.scenario, fixed_, expanded[k], layout);
+                const std::optional<PlanScore> score = variant.evaluator->screen_within(layout, memory_margin());
+                if (score && offered(*score)) visit(t, unit.first + k, *score);
+            }
+        }
+    });
 }
 
 std::vector<double> Planner::fitting_objectives() const {

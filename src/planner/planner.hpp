@@ -83,6 +83,12 @@ public:
     // The closed-form objective (or score) of every candidate that fits, in candidate order.
     std::vector<double> fitting_objectives() const;
     std::vector<ScreenedScore> fitting_scores() const;
+    // Calls visit(thread, index, score) for every candidate that fits, `index` its place in
+    // candidate order, with the shapes split over `threads` threads: one thread's calls come in
+    // candidate order, the threads' in none, so what `visit` gathers must not depend on it.
+    // Nothing is kept per candidate (a report's cloud over tens of millions of layouts).
+    using FittingVisitor = std::function<void(unsigned thread, std::size_t index, const PlanScore& score)>;
+    void visit_fitting(unsigned threads, const FittingVisitor& visit) const;
     // The number candidates are ranked by (MFU or tokens/s).
     double objective(const PlanScore& score) const;
     // Fits with the memory margin left free: what the planner offers.

@@ -211,7 +211,13 @@ std::string candidates_chart(const PlannerView& v, const std::string& id) {
     auto extend = [&](double x, double yv) {
         xlo = std::min(xlo, x), xhi = std::max(xhi, x), ylo = std::min(ylo, yv), yhi = std::max(yhi, yv);
     };
-    for (const auto& c : v.screened) extend(c.peak_memory_bytes / kGiB, y_of(c.mfu, c.tokens_per_s));
+    const ScreenedCloud& cloud = v.screened;
+    // The chart's y of an objective value (MFU or tokens/s, as PlannerView::objective says).
+    auto y_of_objective = [&](double o) { return mfu ? pct(o) : o / 1e6; };
+    if (cloud.count > 0) {
+        extend(cloud.memory_lo / kGiB, y_of_objective(cloud.objective_lo));
+        extend(cloud.memory_hi / kGiB, y_of_objective(cloud.objective_hi));
+    }
     for (const auto& p : v.simulated) {
         extend(p.peak_memory_bytes / kGiB, y_of(p.mfu, p.tokens_per_s));
         capacity = std::max(capacity, p.capacity_bytes / kGiB);
@@ -223,19 +229,26 @@ std::string candidates_chart(const PlannerView& v, const std::string& id) {
                   number_axis("peak memory per GPU (GiB)", std::max(0.0, xlo - pad_x), xhi + pad_x, 1.0, 10),
                   number_axis(mfu ? "MFU (%)" : "tokens per second (millions)", mfu ? std::max(0.0, ylo - 2) : 0, yhi * 1.05));
     f.draw(svg, fmt::format("{} against peak memory: {} layouts that fit, the best {} simulated", mfu ? "MFU" : "Throughput",
-                            v.screened.size(), v.simulated.size()));
-    // The screened cloud (closed-form scores): dots, or a density grid when there are many.
-    if (v.screened.size() <= 3000) {
-        for (const auto& c : v.screened)
+                            cloud.count, v.simulated.size()));
+    // The screened cloud (closed-form scores): dots, or a density grid when there are many (the
+    // cloud's fine grid gathered into 5-pixel cells, each fine cell at its centre).
+    if (cloud.cells.empty()) {
+        for (const auto& c : cloud.points)
             svg.add(fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"#8c8c8c\" fill-opacity=\"0.45\" data-key=\"screened-point\"/>",
                                 num(f.px(c.peak_memory_bytes / kGiB)), num(f.py(y_of(c.mfu, c.tokens_per_s)))));
     } else {
         constexpr double kCell = 5;
-        std::map<std::pair<int, int>, int> cells;
-        for (const auto& c : v.screened)
-            ++cells[{static_cast<int>((f.px(c.peak_memory_bytes / kGiB) - f.area().x) / kCell),
-                     static_cast<int>((f.py(y_of(c.mfu, c.tokens_per_s)) - f.area().y) / kCell)}];
-        int most = 1;
+        std::map<std::pair<int, int>, std::int64_t> cells;
+        const auto centre = [](std::size_t i, std::size_t n, double lo, double hi) {
+            return lo + (static_cast<double>(i) + 0.5) / static_cast<double>(n) * (hi - lo);
+        };
+        for (const ScreenedCloud::Cell& cell : cloud.cells) {
+            const double x = centre(cell.column, ScreenedCloud::kColumns, cloud.memory_lo, cloud.memory_hi) / kGiB;
+            const double y = y_of_objective(centre(cell.row, ScreenedCloud::kRows, cloud.objective_lo, cloud.objective_hi));
+            cells[{static_cast<int>((f.px(x) - f.area().x) / kCell), static_cast<int>((f.py(y) - f.area().y) / kCell)}] +=
+                static_cast<std::int64_t>(cell.count);
+        }
+        std::int64_t most = 1;
         for (const auto& [k, n] : cells) most = std::max(most, n);
         for (const auto& [k, n] : cells)
             svg.add(rect(f.area().x + k.first * kCell, f.area().y + k.second * kCell, kCell, kCell,

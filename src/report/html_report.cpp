@@ -118,7 +118,7 @@ std::string planner_section(const PlannerView& v) {
         "<section id=\"planner\"><h2>Layouts the planner considered</h2>\n<p>{} candidate layouts screened with the closed form; {} fit in "
         "memory; the best {} were simulated and ranked by {}.</p>\n<div class=\"side\">{}<aside><h3 data-key=\"winner-heading\">Why {} "
         "wins</h3><ul data-key=\"explanation\">{}</ul></aside></div>\n{}",
-        v.candidates_screened, v.screened.size(), v.simulated.size(), v.objective == "tokens_per_s" ? "tokens per second" : "MFU",
+        v.candidates_screened, v.screened.count, v.simulated.size(), v.objective == "tokens_per_s" ? "tokens per second" : "MFU",
         figure(candidates_chart(v, "candidates-chart")), v.simulated.empty() ? std::string("nothing") : escape(v.simulated.front().label),
         why.empty() ? std::string("<li>no runner-up to compare with</li>") : why,
         table({"#", "layout", "step", "MFU", "tokens/s", "peak memory"}, rows, "plans-table"));

@@ -62,7 +62,7 @@ json planner_json(const PlannerView& v) {
         }
         sweep.push_back(row);
     }
-    return {{"objective", v.objective}, {"candidates_screened", v.candidates_screened}, {"candidates_fitting", v.screened.size()},
+    return {{"objective", v.objective}, {"candidates_screened", v.candidates_screened}, {"candidates_fitting", v.screened.count},
             {"plans", plans}, {"explanation", v.explanation}, {"sweep", sweep}};
 }
 

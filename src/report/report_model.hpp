@@ -72,10 +72,29 @@ struct SweepPoint {
     std::optional<PlannedLayout> best;  // none fits when empty
     double train_days = 0, gpu_hours = 0;  // 0 without a token budget
 };
+// The closed-form scores of every candidate that fits, as the chart draws them: each point where
+// there are few, else their counts on a fine grid over their extents, so that the report's
+// memory does not grow with the search (DeepSeek-V3 on 256 GB200s: 42.7 million candidates).
+struct ScreenedCloud {
+    static constexpr std::size_t kMaxPoints = 3000;  // beyond this many, the grid
+    // A fine cell is at most a sixth of a pixel of the chart (640 x 343 pixels, whose axes span
+    // at least the cloud's extents): drawn at its centre, a fine cell's candidates fall into the
+    // chart's 5-pixel cell they fall in themselves, but for the few within 0.08 pixels of a border.
+    static constexpr std::size_t kColumns = 4096, kRows = 2048;
+    struct Cell {
+        std::uint32_t column = 0, row = 0;  // row 0 holds the lowest objective
+        std::uint64_t count = 0;
+    };
+    std::size_t count = 0;                       // candidates that fit
+    double memory_lo = 0, memory_hi = 0;         // their peak memory, bytes
+    double objective_lo = 0, objective_hi = 0;   // their MFU or tokens/s (PlannerView::objective)
+    std::vector<CandidatePoint> points;          // every one, in candidate order, when count <= kMaxPoints
+    std::vector<Cell> cells;                     // else the fine cells they fall in, with their counts
+};
 struct PlannerView {
     std::string objective;  // "mfu" or "tokens_per_s"
     std::size_t candidates_screened = 0;
-    std::vector<CandidatePoint> screened;
+    ScreenedCloud screened;
     std::vector<PlannedLayout> simulated;  // ranked, best first
     std::vector<std::string> explanation;
     std::vector<SweepPoint> sweep;
