@@ -1,6 +1,7 @@
 #include "validate/published_runs.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <cctype>
 #include <cmath>
 #include <fmt/format.h>
@@ -93,9 +94,16 @@ void rate_planner(const Scenario& s, RunValidation& v) {
     v.planner_layout = layout_label(plans.front().layout);
     const auto published = make_step_evaluator(s)->screen(v.chosen);
     const double mine = planner.objective(published);
-    const std::vector<double> all = planner.fitting_objectives();
-    const auto better = std::count_if(all.begin(), all.end(), [&](double o) { return o > mine * (1 + 1e-9); });
-    v.published_percentile = all.empty() ? 0.0 : 100.0 * static_cast<double>(better) / static_cast<double>(all.size());
+    // The fitting layouts that beat the published one, counted on the planner's threads (each
+    // its own slot) without keeping their scores.
+    std::vector<std::size_t> fitting(options.threads, 0), better(options.threads, 0);
+    planner.visit_fitting(options.threads, [&](unsigned t, std::size_t, const PlanScore& score) {
+        ++fitting[t];
+        if (planner.objective(score) > mine * (1 + 1e-9)) ++better[t];
+    });
+    const std::size_t all = std::accumulate(fitting.begin(), fitting.end(), std::size_t{0});
+    const std::size_t beaten = std::accumulate(better.begin(), better.end(), std::size_t{0});
+    v.published_percentile = all == 0 ? 0.0 : 100.0 * static_cast<double>(beaten) / static_cast<double>(all);
 }
 
 // What the layout needs with the framework's defaults for the knobs the source left open: the
