@@ -216,7 +216,7 @@ TEST_CASE("held-out: torchtitan's reported peak memory of Llama 3.1 8B under FSD
     }
 }
 
-TEST_CASE("the loss kernel's transients: PyTorch's F.cross_entropy on fp32 holds 12 B per logit, Megatron's vocab-parallel 8") {
+TEST_CASE("the loss kernel's transients: PyTorch's F.cross_entropy on fp32 holds 12 B per logit, Megatron's vocab-parallel 8, TE's fused 2") {
     // Where the loss's transient is the stage's largest, the two kernels differ by exactly
     // 4 B x tokens x vocab / tp: the closed form of cross_entropy_bytes' peaks.
     Scenario s = torchtitan_llama3_8b(8);
@@ -230,6 +230,12 @@ TEST_CASE("the loss kernel's transients: PyTorch's F.cross_entropy on fp32 holds
     CHECK(pytorch.buffers.value() - megatron.buffers.value() == doctest::Approx(4.0 * tokens * vocab));
     CHECK(cross_entropy_bytes(CrossEntropyKernel::PyTorch).peak == 12.0);
     CHECK(cross_entropy_bytes(CrossEntropyKernel::VocabParallel).peak == 8.0);
+    // Transformer Engine's fused kernel (v2.2-v2.17) writes the gradient over the bf16 logits
+    // Megatron-Core hands it: the logits alone, 2 B, 6 B per logit below the vocab-parallel one.
+    traits.cross_entropy = CrossEntropyKernel::Fused;
+    const StageMemory fused = estimate_memory(s, l, traits).stages.front();
+    CHECK(megatron.buffers.value() - fused.buffers.value() == doctest::Approx(6.0 * tokens * vocab));
+    CHECK(cross_entropy_bytes(CrossEntropyKernel::Fused).peak == 2.0);
 }
 
 TEST_CASE("fragmentation: 5% of the tensors by default") {

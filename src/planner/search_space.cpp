@@ -312,6 +312,9 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                                 for (std::size_t vp_index = 0; vp_index < vps.size(); ++vp_index)
                                 for (Schedule schedule : schedules_at[mb_index][vp_index])
                                 for (auto offload_layers : offload_layer_counts) {
+                                        if (offload_layers > 0 && !o.framework.activation_offload_modules &&
+                                            !activation_offload_rule(shape.pp, rc).empty())
+                                            continue;  // Megatron's --cpu-offloading: pp 1, no recompute
                                         const auto mb = microbatches[mb_index];
                                         Candidate c = shape;
                                         c.vp = static_cast<std::int16_t>(vps[vp_index]);

@@ -150,6 +150,10 @@ constexpr FieldDef kFeatureFields[] = {
      bind<&FrameworkFeatures::optimizer_offload>()},
     {"activation_offload", FieldType::Boolean, "saved activations of some layers to host memory (Megatron --cpu-offloading)", "",
      default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::activation_offload>()},
+    {"activation_offload_modules", FieldType::Boolean,
+     "activation offload by module (Megatron-Core 0.16+ --fine-grained-activation-offloading), beside pipeline parallelism and "
+     "recompute; false: whole layers (--cpu-offloading), which need pp 1 and no recompute",
+     "", default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::activation_offload_modules>()},
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all hidden behind another microbatch's compute (Megatron-Core 0.14+ --overlap-moe-expert-parallel-comm)", "",
      default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::ep_a2a_overlap>()},
@@ -269,6 +273,27 @@ void check_gdn_context_parallel(const RuntimeProfile& runtime, std::int64_t cp, 
                          "Megatron-Core (b0cc2706) has none");
 }
 
+std::string_view activation_offload_rule(std::optional<std::int64_t> pp, std::optional<Recompute> recompute) {
+    // megatron/core/transformer/transformer_config.py (core_r0.10.0 to d98e8a64dd): "Currently
+    // there is no support for Pipeline parallelism with CPU offloading"; "CPU offloading does not
+    // work when activation recomputation is enabled".
+    if (pp && *pp > 1) return "needs pp 1: Megatron-Core's CPU offloading of whole layers has no pipeline-parallel support";
+    if (recompute && *recompute != Recompute::None)
+        return "needs recompute \"none\": Megatron-Core's CPU offloading of whole layers does not work with activation recomputation";
+    return "";
+}
+
+void check_activation_offload(const RuntimeProfile& runtime, std::int64_t offload_layers, std::optional<std::int64_t> pp,
+                              std::optional<Recompute> recompute, std::int64_t layers, const std::string& path) {
+    if (offload_layers <= 0 || runtime.features.activation_offload_modules) return;
+    const std::string value = std::to_string(offload_layers);
+    if (const std::string_view rule = activation_offload_rule(pp, recompute); !rule.empty())
+        throw InputError(path, value, std::string(rule) + " (" + runtime.name + " offloads no modules)");
+    // transformer_config.py: "CPU offloading can be done only for layers less than num_layers".
+    if (offload_layers >= layers)
+        throw InputError(path, value, "must be below the model's layers (" + std::to_string(layers) + "): Megatron-Core's CPU offloading");
+}
+
 void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path) {
     if (runtime.selective_checkpoint == SelectiveCheckpoint::Modules) return;
     throw InputError(path, recompute_modules_text(modules),
@@ -284,8 +309,13 @@ CrossEntropyBytes cross_entropy_bytes(CrossEntropyKernel kernel) {
         // on the fp32 logits, which it keeps for the backward: those and their gradient at most.
         case CrossEntropyKernel::VocabParallel: return {38, 14, 8};
         // Fused (Transformer Engine's, --cross-entropy-loss-fusion): the logits read once and
-        // their gradient written in place (2 + 2 B) forward, scaled backward (4); held as above.
-        case CrossEntropyKernel::Fused: return {4, 4, 8};
+        // their gradient written in place (2 + 2 B) forward, scaled backward (4). Megatron-Core
+        // hands it the bf16 logits as the output layer wrote them (language_module.py,
+        // cross_entropy_fusion_impl 'te'), and the kernel stores the gradient over them
+        // (transformer_engine/pytorch/triton/cross_entropy.py, cross_entropy_kernel, v2.2 to
+        // v2.17): held, the 16-bit logits alone. (v2.18, 01bbe3eea, July 2026, writes an fp32
+        // gradient beside them, 6 B; no runtime here pins a Transformer Engine that recent.)
+        case CrossEntropyKernel::Fused: return {4, 4, 2};
         // torchtitan's loss, F.cross_entropy(pred.flatten(0, 1).float(), labels) (torchtitan
         // train.py, 2024-2025; `del pred` before backward): the fp32 copy (2 + 4 B), log_softmax
         // in PyTorch's kernel for rows this long, a max pass, a sum pass and a write pass (4 + 4

@@ -3,8 +3,10 @@
 // kernel, how much it fuses memory-bound ops, which communication it overlaps, and its fixed
 // overheads. One profile per framework generation (calibration/runtime/<name>.json), never per run.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedule/schedule.hpp"
@@ -81,6 +83,11 @@ struct FrameworkFeatures {
     bool ships(Schedule s) const { return (schedules & schedule_bit(s)) != 0; }
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
     bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
+    // The offload by module (Megatron-Core --fine-grained-activation-offloading --offload-modules,
+    // b97184db56, core_v0.16.0; the MoE model zoo's 2025 dev builds), which runs beside pipeline
+    // parallelism and recompute; priced as whole layers. False: --cpu-offloading alone, which
+    // needs pp 1 and no recompute (activation_offload_rule).
+    bool activation_offload_modules = false;
     bool ep_a2a_overlap = false;      // MoE all-to-all behind another microbatch (Megatron-Core 0.14+)
     bool async_tp = false;            // PyTorch's async TP (layout.async_tp; torchtitan with torch.compile)
     // TP above the key/value heads, where they divide it: each rank's QKV output gathered over TP
@@ -248,6 +255,15 @@ void check_async_tp_offered(const RuntimeProfile& runtime, const std::string& pa
 void check_kv_heads_split(const RuntimeProfile& runtime, std::int64_t tp, std::int64_t kv_heads, const std::string& path);
 // Context parallelism on a model with gated delta nets needs gdn_context_parallel.
 void check_gdn_context_parallel(const RuntimeProfile& runtime, std::int64_t cp, const std::string& path);
+
+// What Megatron-Core's CPU offloading of whole layers needs (layout.activation_offload_layers > 0
+// under a runtime without activation_offload_modules; TransformerConfig.__post_init__ from
+// core_r0.10.0 to d98e8a64dd), as far as the knobs are known: the rule broken, or empty.
+std::string_view activation_offload_rule(std::optional<std::int64_t> pp, std::optional<Recompute> recompute);
+// Refuses activation offload beside pipeline parallelism or recompute under a runtime whose
+// offload is Megatron-Core's whole-layer --cpu-offloading (activation_offload_rule), naming `path`.
+void check_activation_offload(const RuntimeProfile& runtime, std::int64_t offload_layers, std::optional<std::int64_t> pp,
+                              std::optional<Recompute> recompute, std::int64_t layers, const std::string& path);
 
 // Refuses a layout's recompute_modules (Megatron's modules) under a runtime whose selective
 // recompute is not Megatron's, naming `path` (exit 2).
