@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <initializer_list>
 #include <cstdint>
 #include <numeric>
@@ -18,7 +19,10 @@ public:
     Few(std::initializer_list<T> values) {
         for (const T& v : values) push_back(v);
     }
-    void push_back(const T& v) { values_[size_++] = v; }
+    void push_back(const T& v) {
+        assert(size_ < N);  // each list's bound is stated where it is declared
+        values_[size_++] = v;
+    }
     const T* begin() const { return values_.data(); }
     const T* end() const { return values_.data() + size_; }
     std::size_t size() const { return size_; }
