@@ -271,20 +271,6 @@ double elementwise_bytes(const ModelSpec& m, std::int64_t layer, const Shapes& x
     return per_norm_token * x.norm_T + (rotary ? 4 * rotary_elements(m, x) : 0.0);
 }
 
-// A Mamba-2 mixer (Megatron-Core MambaMixer on its memory-efficient path), TP sharded by heads
-// and groups: in_proj (fed by the norm, Transformer Engine's LayerNormColumnParallelLinear) and
-// out_proj in the recipe's precision; between them the conv1d, the chunked SSD scan and the
-// gated norm (mamba_ssm's Triton kernels, 16-bit). The scan's four products per chunk of Q
-// tokens (Dao and Gu 2024, section 6) run as batched matmuls, each priced as the 16-bit GEMM of
-// its stacked shape: C B^T per group (Q x N by N x Q), the masked (C B^T) X per head (Q x Q by
-// Q x P), each chunk's state B^T X (N x Q by Q x P) and the states' contribution C h (Q x N by
-// N x P); backward, each product's two gradients (twice the forward). The memory-bound parts
-// move, per token and layer on one GPU: the conv1d reads and writes [x, B, C] (its backward
-// rebuilds it, then reads the gradient and input and writes the input's gradient); the chunk
-// states, fp32, H P N / Q per token, are written, passed (read and written) and read; C B^T,
-// fp32, G Q per token, written and read; the gated norm reads y and z and writes its output
-// (backward reads those three, writes two gradients).
-// Returns the forward seconds of the projections' GEMMs (the block's TP GEMMs).
 // A mixer's context parallelism as Megatron-Core runs Mamba's and the gated delta net's: the
 // sequence split turned into a head split before the conv1d and back after the mixer, by
 // all-to-alls of these per-token widths (of a TP rank, 16 bits), the reverse backward. The mixer
@@ -299,6 +285,20 @@ void mixer_cp_exchange(const Kernels& k, const Shapes& x, const GroupShape& cp, 
     b.cp_waited += exchange;
 }
 
+// A Mamba-2 mixer (Megatron-Core MambaMixer on its memory-efficient path), TP sharded by heads
+// and groups: in_proj (fed by the norm, Transformer Engine's LayerNormColumnParallelLinear) and
+// out_proj in the recipe's precision; between them the conv1d, the chunked SSD scan and the
+// gated norm (mamba_ssm's Triton kernels, 16-bit). The scan's four products per chunk of Q
+// tokens (Dao and Gu 2024, section 6) run as batched matmuls, each priced as the 16-bit GEMM of
+// its stacked shape: C B^T per group (Q x N by N x Q), the masked (C B^T) X per head (Q x Q by
+// Q x P), each chunk's state B^T X (N x Q by Q x P) and the states' contribution C h (Q x N by
+// N x P); backward, each product's two gradients (twice the forward). The memory-bound parts
+// move, per token and layer on one GPU: the conv1d reads and writes [x, B, C] (its backward
+// rebuilds it, then reads the gradient and input and writes the input's gradient); the chunk
+// states, fp32, H P N / Q per token, are written, passed (read and written) and read; C B^T,
+// fp32, G Q per token, written and read; the gated norm reads y and z and writes its output
+// (backward reads those three, writes two gradients).
+// Returns the forward seconds of the projections' GEMMs (the block's TP GEMMs).
 double mamba_block(const CostContext& ctx, const Kernels& k, const Shapes& x, PhaseCost& f, PhaseCost& b) {
     const ModelSpec& m = ctx.scenario.model;
     const MambaSpec& s = m.mamba;

@@ -205,21 +205,6 @@ std::vector<const Plan*> Planner::best_per_variant(const std::vector<Plan>& rank
     return best;
 }
 
-template <class F>
-void Planner::for_each_fitting(F f) const {
-    Layout layout;
-    std::vector<Candidate> expanded;
-    for (std::size_t v = 0; v < shapes_.size(); ++v)
-        for (const CandidateShape& shape : shapes_[v]) {
-            expand_shape(variants_[v].scenario, fixed_, options_.search, shape.shape, expanded);
-            for (const Candidate& c : expanded) {
-                to_layout(variants_[v].scenario, fixed_, c, layout);
-                const std::optional<PlanScore> score = variants_[v].evaluator->screen_within(layout, memory_margin());
-                if (score && offered(*score)) f(v, *score);
-            }
-        }
-}
-
 void Planner::visit_fitting(unsigned threads, const FittingVisitor& visit) const {
     // Every (variant, shape) with the candidate index it starts at.
     struct Unit {
@@ -251,21 +236,22 @@ void Planner::visit_fitting(unsigned threads, const FittingVisitor& visit) const
                 }
                 to_layout(variant.scenario, fixed_, expanded[k], layout);
                 const std::optional<PlanScore> score = variant.evaluator->screen_within(layout, memory_margin());
-                if (score && offered(*score)) visit(t, unit.first + k, *score);
+                if (score && offered(*score)) visit(t, unit.variant, unit.first + k, *score);
             }
         }
     });
 }
 
+// One thread: the visits come in candidate order.
 std::vector<double> Planner::fitting_objectives() const {
     std::vector<double> out;
-    for_each_fitting([&](std::size_t, const PlanScore& s) { out.push_back(objective(s)); });
+    visit_fitting(1, [&](unsigned, std::size_t, std::size_t, const PlanScore& s) { out.push_back(objective(s)); });
     return out;
 }
 
 std::vector<ScreenedScore> Planner::fitting_scores() const {
     std::vector<ScreenedScore> out;
-    for_each_fitting([&](std::size_t v, const PlanScore& s) {
+    visit_fitting(1, [&](unsigned, std::size_t v, std::size_t, const PlanScore& s) {
         out.push_back({static_cast<std::uint32_t>(v), s.step_time_s, s.mfu, s.tokens_per_s, s.peak_memory_bytes});
     });
     return out;

@@ -83,11 +83,11 @@ public:
     // The closed-form objective (or score) of every candidate that fits, in candidate order.
     std::vector<double> fitting_objectives() const;
     std::vector<ScreenedScore> fitting_scores() const;
-    // Calls visit(thread, index, score) for every candidate that fits, `index` its place in
-    // candidate order, with the shapes split over `threads` threads: one thread's calls come in
+    // Calls visit(thread, variant, index, score) for every candidate that fits, `index` its place
+    // in candidate order, with the shapes split over `threads` threads: one thread's calls come in
     // candidate order, the threads' in none, so what `visit` gathers must not depend on it.
     // Nothing is kept per candidate (a report's cloud over tens of millions of layouts).
-    using FittingVisitor = std::function<void(unsigned thread, std::size_t index, const PlanScore& score)>;
+    using FittingVisitor = std::function<void(unsigned thread, std::size_t variant, std::size_t index, const PlanScore& score)>;
     void visit_fitting(unsigned threads, const FittingVisitor& visit) const;
     // The number candidates are ranked by (MFU or tokens/s).
     double objective(const PlanScore& score) const;
@@ -101,9 +101,6 @@ public:
     const PlanOptions& options() const { return options_; }
 
 private:
-    // Calls f(variant, closed-form score) for every candidate that fits, in candidate order.
-    template <class F>
-    void for_each_fitting(F f) const;
     // A sweep simulates this many of each variant's best besides the overall best.
     static constexpr std::size_t kPerVariantSimulated = 4;
     std::size_t per_variant_kept() const;

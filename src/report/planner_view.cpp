@@ -39,7 +39,7 @@ ScreenedCloud screened_cloud(const Planner& planner) {
     };
     const unsigned threads = std::max(1u, planner.options().threads);
     std::vector<Share> shares(threads);
-    planner.visit_fitting(threads, [&](unsigned t, std::size_t index, const PlanScore& s) {
+    planner.visit_fitting(threads, [&](unsigned t, std::size_t, std::size_t index, const PlanScore& s) {
         Share& share = shares[t];
         const double y = planner.objective(s);
         ++share.count;
@@ -75,7 +75,7 @@ ScreenedCloud screened_cloud(const Planner& planner) {
     };
     // One grid for every thread (32 MB of counters for the pass); kept: the cells that hold any.
     std::vector<std::atomic<std::uint32_t>> grid(ScreenedCloud::kColumns * ScreenedCloud::kRows);
-    planner.visit_fitting(threads, [&](unsigned, std::size_t, const PlanScore& s) {
+    planner.visit_fitting(threads, [&](unsigned, std::size_t, std::size_t, const PlanScore& s) {
         grid[bin(planner.objective(s), c.objective_lo, c.objective_hi, ScreenedCloud::kRows) * ScreenedCloud::kColumns +
              bin(s.peak_memory_bytes, c.memory_lo, c.memory_hi, ScreenedCloud::kColumns)]
             .fetch_add(1, std::memory_order_relaxed);

@@ -78,7 +78,8 @@ private:
 CalibrationProfile scenario_profile(const Scenario& scenario);
 
 // The layout's fixed knobs against what the framework generation implements (schedules, async TP,
-// TP above the KV heads, gated delta net CP, recompute modules): each an InputError at its key.
+// TP above the KV heads, gated delta net CP, recompute modules, activation offload): each an
+// InputError at its key.
 // StepContext checks it; `check` too, so that it refuses what a later command would.
 void check_layout_runtime(const Scenario& scenario, const RuntimeProfile& runtime);
 

@@ -97,7 +97,7 @@ void rate_planner(const Scenario& s, RunValidation& v) {
     // The fitting layouts that beat the published one, counted on the planner's threads (each
     // its own slot) without keeping their scores.
     std::vector<std::size_t> fitting(options.threads, 0), better(options.threads, 0);
-    planner.visit_fitting(options.threads, [&](unsigned t, std::size_t, const PlanScore& score) {
+    planner.visit_fitting(options.threads, [&](unsigned t, std::size_t, std::size_t, const PlanScore& score) {
         ++fitting[t];
         if (planner.objective(score) > mine * (1 + 1e-9)) ++better[t];
     });
