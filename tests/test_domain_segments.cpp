@@ -3,6 +3,7 @@
 // the framework's rank order unless a run names another.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -131,5 +132,46 @@ TEST_CASE("check says how a job spreads over NVLink domains, and a segment that 
     const test::Output bad = test::run_sextant("check " + file);
     CHECK(bad.code == 2);
     CHECK(bad.out.find("/cluster/segment_nodes") != std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("validate plans a run that leaves pp open over every pp, each split the framework's way, and reports the degrees it chose") {
+    const json all = load_json_file(data_dir() / "tests" / "validation" / "published-runs-2024-2026.json", "");
+    json run;
+    for (const json& r : all["runs"])
+        if (r["id"] == "mbridge_2511_llama31405b_dgxh100_fp8_1024gpu") run = r;
+    REQUIRE(run.is_object());
+    const auto dir = std::filesystem::temp_directory_path() / ("sextant-open-pp-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto validate = [&](const json& r) {
+        const auto file = dir / "run.json";
+        std::ofstream(file) << json{{"schema", "published-runs/1"}, {"runs", json::array({r})}}.dump();
+        const ValidationReport report = validate_runs(file);
+        REQUIRE(report.failed == 0);
+        return report.runs.front();
+    };
+    // Llama 3.1 405B at TP 8 with ZeRO-1: 16-bit weights and gradients alone are 405e9 x 4 B / 8
+    // = 203 GB a GPU at PP 1, beyond the H100's 80 GB, so the choice must pipeline. Its 126
+    // layers divide by no power of two above 2, so PP 4, 8 or 16 splits unevenly.
+    run["layout"]["pp"] = nullptr;
+    run["layout"]["dp"] = nullptr;
+    run["layout"]["vp"] = nullptr;
+    const RunValidation open = validate(run);
+    CHECK(open.chosen.pp > 1);
+    CHECK(open.chosen.tp * open.chosen.cp * open.chosen.pp * open.chosen.dp == 1024);
+    CHECK(open.chosen.stage_layers == default_stage_split(126, open.chosen.pp));
+    const auto named = [&](const std::string& knob) {
+        return std::find(open.chosen_knobs.begin(), open.chosen_knobs.end(), knob) != open.chosen_knobs.end();
+    };
+    CHECK(named("pp=" + std::to_string(open.chosen.pp)));
+    CHECK(named("dp=" + std::to_string(open.chosen.dp)));
+    for (const std::string& knob : open.chosen_knobs) CHECK(!knob.starts_with("tp="));  // published
+    // The open run prices its choice as the run that publishes it.
+    run["layout"]["pp"] = open.chosen.pp;
+    run["layout"]["dp"] = open.chosen.dp;
+    run["layout"]["vp"] = open.chosen.vp;
+    const RunValidation fixed = validate(run);
+    CHECK(fixed.chosen.stage_layers == open.chosen.stage_layers);
+    CHECK(fixed.predicted_step_time_s == doctest::Approx(open.predicted_step_time_s).epsilon(1e-12));
     std::filesystem::remove_all(dir);
 }

@@ -80,6 +80,15 @@ std::vector<std::int64_t> cp_values(const Scenario& s, const LayoutSpec& f, cons
 std::vector<std::pair<std::int8_t, std::int8_t>> trims(const Scenario& s, const LayoutSpec& f,
                                                        std::int64_t pp, const SearchOptions& o) {
     if (f.stage_layers) return {{0, 0}};
+    if (o.default_split_only) {
+        // The default split as trims: its middle stages hold the most layers.
+        const std::vector<std::int64_t> split = default_stage_split(s.model.layers, pp);
+        if (split.empty()) return {};
+        const std::int64_t middle = *std::max_element(split.begin(), split.end());
+        const std::int64_t first = middle - split.front(), last = middle - split.back();
+        if (first > INT8_MAX || last > INT8_MAX || trimmed_stage_split(s.model.layers, pp, first, last) != split) return {};
+        return {{static_cast<std::int8_t>(first), static_cast<std::int8_t>(last)}};
+    }
     std::vector<std::pair<std::int8_t, std::int8_t>> out;
     std::vector<std::vector<std::int64_t>> seen;  // trims that give the same split are one candidate
     const std::int64_t max_trim = pp >= 2 && o.framework.uneven_stages ? o.max_stage_trim : 0;

@@ -16,6 +16,9 @@ struct SearchOptions {
     std::int64_t max_vp = 32;
     std::int64_t min_tokens_per_cp_rank = 512;  // below this, CP only adds latency
     std::int64_t max_stage_trim = 3;            // first/last stages may hold up to this many fewer layers
+    // true: each pp splits its layers the framework's default way (default_stage_split), the one
+    // split a published run that names none ran; max_stage_trim is then not searched.
+    bool default_split_only = false;
     bool search_rank_order = true;
     // false: each vp runs the framework's default schedule (1F1B, or interleaved with vp > 1), as
     // a published run that names none did; true: every schedule the framework ships.

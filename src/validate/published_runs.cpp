@@ -65,6 +65,12 @@ std::string run_runtime(const json& run) {
 
 std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
     std::vector<std::string> out;
+    // The parallel degrees first, where the source left them open.
+    if (!spec.tp) out.push_back("tp=" + std::to_string(l.tp));
+    if (!spec.pp) out.push_back("pp=" + std::to_string(l.pp));
+    if (!spec.cp) out.push_back("cp=" + std::to_string(l.cp));
+    if (!spec.dp) out.push_back("dp=" + std::to_string(l.dp));
+    if (!spec.ep && l.ep > 1) out.push_back("ep=" + std::to_string(l.ep));
     if (!spec.microbatch) out.push_back("microbatch=" + std::to_string(l.microbatch));
     if (!spec.vp) out.push_back("vp=" + std::to_string(l.vp));
     if (!spec.zero_stage) out.push_back("zero_stage=" + std::to_string(l.zero_stage));
@@ -132,8 +138,12 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     options.search.search_rank_order = false;  // nor does a recipe reorder ranks unless it says so
     options.memory_margin = 0;  // the knobs the source left open are the ones that ran
     Scenario fixed = s;
-    // The framework splits layers its default way; the published layout fixes tp, pp, dp, cp.
-    if (!fixed.layout.stage_layers) fixed.layout.stage_layers = default_stage_split(s.model.layers, s.layout.pp.value_or(1));
+    // The framework splits layers its default way: the published pp's split, or each candidate
+    // pp's where the source left pp open.
+    if (!fixed.layout.stage_layers) {
+        if (s.layout.pp) fixed.layout.stage_layers = default_stage_split(s.model.layers, *s.layout.pp);
+        else options.search.default_split_only = true;
+    }
     Planner planner(fixed, options, make_step_evaluator);
     std::vector<Plan> plans = planner.finish(planner.screen({0, 1}));
     if (plans.empty()) throw InputError(path + "/layout", "", "no setting of the unpublished knobs fits in memory" + default_peak(fixed));
