@@ -631,7 +631,7 @@ TEST_CASE("held-out Megatron-DeepSpeed runs (MT-NLG 530B, BLOOM 176B): predicted
 
 TEST_CASE("validate: a run the tool cannot read carries its error, and the other runs still count") {
     json doc = load_json_file(data_dir() / "tests" / "validation" / "llama3-405b-h100.json", "");
-    doc["runs"][1]["cluster"]["gpu"] = "H100-SXM5-96GB";
+    doc["runs"][1]["cluster"]["gpu"] = "H100-PCIe-80GB";
     const auto file = std::filesystem::temp_directory_path() / "sextant_validate_one_bad_run.json";
     std::ofstream(file) << doc.dump();
     const ValidationReport r = validate_runs(file);

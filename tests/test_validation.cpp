@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "model/params.hpp"
+#include "spec/hardware_spec.hpp"
 #include "spec/presets.hpp"
 #include "planner/search_space.hpp"
 #include "spec/scenario.hpp"
@@ -291,8 +293,42 @@ TEST_CASE("rule: cp splits the sequence into 2 x cp chunks") {
 
 TEST_CASE("rule: the GPU type is known, with the closest names suggested") {
     json d = base();
-    d["cluster"]["gpu"] = "H100-SXM-80GB";
+    d["cluster"]["gpu"] = "H100-PCIe-80GB";  // no PCIe preset: its clocks, power and links differ
     expect(d, "/cluster/gpu", "did you mean 'H100-SXM5-80GB'");
+}
+
+TEST_CASE("a GPU goes by its preset name or any alias, as nvidia-smi and NVIDIA's tables write them") {
+    const auto presets = preset_names("topologies/gpus");
+    std::map<std::string, std::string> claimed;  // alias -> preset
+    for (const std::string& preset : presets) {
+        const json doc = load_preset("topologies/gpus", preset, "");
+        CHECK(doc["name"] == preset);
+        CHECK(gpu_preset_name(preset) == preset);
+        if (!doc.contains("aliases")) continue;
+        for (const json& alias : doc["aliases"]) {
+            const std::string a = alias.get<std::string>();
+            CHECK_MESSAGE(gpu_preset_name(a) == preset, a);
+            CHECK_MESSAGE(claimed.emplace(a, preset).second, a);  // no alias names two GPUs
+        }
+    }
+    // nvidia-smi's name, case, spaces and a vendor prefix aside; the scenario is the same one.
+    CHECK(gpu_preset_name("NVIDIA H100 80GB HBM3") == "H100-SXM5-80GB");
+    CHECK(gpu_preset_name("nvidia b200-sxm-180gb") == "B200");
+    CHECK(gpu_preset_name("NVIDIA GB200") == "GB200");
+    json d = base();
+    d["cluster"]["gpu"] = "NVIDIA H100 80GB HBM3";
+    const Scenario s = parse_scenario(d, data_dir());
+    CHECK(s.cluster.gpu.name == "H100-SXM5-80GB");
+    CHECK(s.cluster.gpu.hbm_gib == parse_scenario(base(), data_dir()).cluster.gpu.hbm_gib);
+    // An alias list holds names.
+    json gpu = load_preset("topologies/gpus", "B200", "");
+    gpu["aliases"] = json::array({"B200-SXM", 7});
+    try {
+        parse_gpu(gpu, "/gpu");
+        FAIL("expected an InputError");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/gpu/aliases/1");
+    }
 }
 
 TEST_CASE("rule: fp8 needs FP8 tensor cores") {

@@ -87,7 +87,7 @@ void run(const ImportArgs& a) {
     for (const std::string& file : a.logs) logs.push_back({file, parse_nccl_tests_log(read_input_file(file, file), file)});
     const std::string gpu = gpu_type(a, logs);
     const GpuSpec spec = load_gpu(gpu, "--gpu");
-    load_preset("calibration", gpu, "--gpu");  // the published profile this one starts from
+    load_preset("calibration", spec.name, "--gpu");  // the published profile this one starts from
 
     std::vector<CollectiveSweep> sweeps;
     std::vector<std::string> notes, hosts;

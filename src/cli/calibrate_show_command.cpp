@@ -46,7 +46,7 @@ void run(const ShowArgs& a) {
     const std::string gpu_name = resolved["gpu"].get<std::string>();
     const GpuSpec gpu = load_gpu(gpu_name, "PROFILE/gpu");
     const CalibrationProfile profile = CalibrationProfile::from_json(resolved, "PROFILE", gpu);
-    const json published = resolve_inherited(load_preset("calibration", gpu_name, "PROFILE/gpu"), "calibration", "PROFILE/gpu");
+    const json published = resolve_inherited(load_preset("calibration", gpu.name, "PROFILE/gpu"), "calibration", "PROFILE/gpu");
     std::vector<ProvenanceLine> lines = describe_profile(resolved, published, gpu);
 
     const MeasuredCollectives measured(profile.collective_sweeps());

@@ -174,7 +174,7 @@ int run(int argc, char** argv, const std::optional<MpiJob>& job) {
         std::fputs(kUsage, stdout);
         return 0;
     }
-    const GpuSpec gpu = parse_gpu(load_preset("topologies/gpus", o.gpu, "--gpu"), "--gpu");
+    const GpuSpec gpu = load_gpu(o.gpu, "--gpu");
     // MX/NV block scaling runs on Blackwell only: the device says so when there is one; a dry run
     // lists those recipes with that condition.
     std::string why;

@@ -2,8 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
 #include "core/error.hpp"
 #include "spec/field_binding.hpp"
+#include "spec/presets.hpp"
 
 namespace sextant {
 
@@ -31,16 +36,44 @@ constexpr FieldDef kGpuFields[] = {
      "GPU-host bandwidth per direction on the reference platform (NVLink-C2C; 0: a PCIe host, /cluster/host's default)", "GB/s",
      default_number(0), 0, 1e300, "", bind<&GpuSpec::platform_host_link_gbps>()},
     {"source", FieldType::String, "where the figures come from", "", default_string(""), -1e300, 1e300, "", bind<&GpuSpec::source>()},
+    {"aliases", FieldType::Array, "other names of this GPU (strings): NVIDIA's SKU and nvidia-smi names; a cluster's gpu may give any"},
 };
+
+// A GPU name reduced to what tells GPUs apart: lower case, no spaces, hyphens or underscores,
+// no leading "nvidia".
+std::string name_key(const std::string& name) {
+    std::string key;
+    for (const char c : name)
+        if (c != ' ' && c != '-' && c != '_') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return key.starts_with("nvidia") ? key.substr(6) : key;
+}
 }  // namespace
 
 std::span<const FieldDef> gpu_fields() { return kGpuFields; }
+
+std::string gpu_preset_name(const std::string& name) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(data_dir() / "topologies" / "gpus" / (name + ".json"), ec)) return name;
+    const std::string key = name_key(name);
+    for (const std::string& preset : preset_names("topologies/gpus")) {
+        if (name_key(preset) == key) return preset;
+        const json doc = load_preset("topologies/gpus", preset, "topologies/gpus/" + preset + ".json");
+        if (!doc.contains("aliases") || !doc["aliases"].is_array()) continue;
+        for (const json& alias : doc["aliases"])
+            if (alias.is_string() && name_key(alias.get<std::string>()) == key) return preset;
+    }
+    return name;
+}
 
 GpuSpec parse_gpu(const json& object, const std::string& path) {
     ObjectReader r(object, path, kGpuFields);
     GpuSpec g;
     read_fields(r, g);
     if (!r.has("fp16_tflops")) g.fp16_tflops = g.bf16_tflops;
+    if (r.has("aliases"))
+        for (std::size_t i = 0; i < object["aliases"].size(); ++i)
+            if (!object["aliases"][i].is_string() || object["aliases"][i].get<std::string>().empty())
+                throw InputError(path + "/aliases/" + std::to_string(i), value_text(object["aliases"][i]), "must be a non-empty string");
     return g;
 }
 

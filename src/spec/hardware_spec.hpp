@@ -43,6 +43,12 @@ struct GpuSpec {
     double peak_tflops(Precision p) const;
 };
 
+// The preset name (topologies/gpus/) a GPU goes by: `name` itself where a preset has it, else
+// the preset one of whose names or aliases it matches ignoring case, spaces, hyphens, underscores
+// and a leading "NVIDIA" (nvidia-smi's "NVIDIA H100 80GB HBM3", NVIDIA's "B200-SXM-180GB"); a
+// name nothing matches is returned unchanged, for the caller's unknown-preset error.
+std::string gpu_preset_name(const std::string& name);
+
 GpuSpec parse_gpu(const json& object, const std::string& path);
 std::span<const FieldDef> gpu_fields();
 

@@ -98,7 +98,7 @@ std::span<const FieldDef> scenario_fields() { return kScenarioFields; }
 std::span<const FieldDef> memory_fields() { return kMemoryFields; }
 
 GpuSpec load_gpu(const std::string& name, const std::string& path) {
-    return parse_gpu(load_preset("topologies/gpus", name, path), path);
+    return parse_gpu(load_preset("topologies/gpus", gpu_preset_name(name), path), path);
 }
 
 Scenario load_scenario(const fs::path& file) {
