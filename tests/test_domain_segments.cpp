@@ -38,6 +38,22 @@ std::string error_path(const json& cluster) {
     }
     return "";
 }
+// A run of the 2024-2026 file by id.
+json published_run(const std::string& id) {
+    const json all = load_json_file(data_dir() / "tests" / "validation" / "published-runs-2024-2026.json", "");
+    for (const json& r : all["runs"])
+        if (r["id"] == id) return r;
+    return json();
+}
+
+// `validate` of one run, saved on its own in `dir`.
+RunValidation validate_alone(const json& run, const std::filesystem::path& dir) {
+    const auto file = dir / "run.json";
+    std::ofstream(file) << json{{"schema", "published-runs/1"}, {"runs", json::array({run})}}.dump();
+    const ValidationReport report = validate_runs(file);
+    REQUIRE(report.failed == 0);
+    return report.runs.front();
+}
 }  // namespace
 
 TEST_CASE("a job larger than one NVL72 rack runs in equal whole-tray segments, a smaller one in one rack") {
@@ -87,21 +103,12 @@ TEST_CASE("a cluster may name its segment, which must fit in a domain and tile t
 }
 
 TEST_CASE("validate keeps the framework's rank order unless the run names one") {
-    const json all = load_json_file(data_dir() / "tests" / "validation" / "published-runs-2024-2026.json", "");
-    json run;
-    for (const json& r : all["runs"])
-        if (r["id"] == "mbridge_2602_llama31405b_dgxgb300_mxfp8_256gpu") run = r;
+    json run = published_run("mbridge_2602_llama31405b_dgxgb300_mxfp8_256gpu");
     REQUIRE(run.is_object());
     REQUIRE(!run["layout"].contains("rank_order"));
     const auto dir = std::filesystem::temp_directory_path() / ("sextant-rank-order-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    auto validate = [&](const json& r) {
-        const auto file = dir / "run.json";
-        std::ofstream(file) << json{{"schema", "published-runs/1"}, {"runs", json::array({r})}}.dump();
-        const ValidationReport report = validate_runs(file);
-        REQUIRE(report.failed == 0);
-        return report.runs.front();
-    };
+    const auto validate = [&](const json& r) { return validate_alone(r, dir); };
     const RunValidation open = validate(run);
     CHECK(open.chosen.rank_order == Layout{}.rank_order);  // Megatron's tp-cp-ep-dp-pp
     for (const std::string& knob : open.chosen_knobs) CHECK(!knob.starts_with("rank_order="));
@@ -136,20 +143,11 @@ TEST_CASE("check says how a job spreads over NVLink domains, and a segment that 
 }
 
 TEST_CASE("validate plans a run that leaves pp open over every pp, each split the framework's way, and reports the degrees it chose") {
-    const json all = load_json_file(data_dir() / "tests" / "validation" / "published-runs-2024-2026.json", "");
-    json run;
-    for (const json& r : all["runs"])
-        if (r["id"] == "mbridge_2511_llama31405b_dgxh100_fp8_1024gpu") run = r;
+    json run = published_run("mbridge_2511_llama31405b_dgxh100_fp8_1024gpu");
     REQUIRE(run.is_object());
     const auto dir = std::filesystem::temp_directory_path() / ("sextant-open-pp-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    auto validate = [&](const json& r) {
-        const auto file = dir / "run.json";
-        std::ofstream(file) << json{{"schema", "published-runs/1"}, {"runs", json::array({r})}}.dump();
-        const ValidationReport report = validate_runs(file);
-        REQUIRE(report.failed == 0);
-        return report.runs.front();
-    };
+    const auto validate = [&](const json& r) { return validate_alone(r, dir); };
     // Llama 3.1 405B at TP 8 with ZeRO-1: 16-bit weights and gradients alone are 405e9 x 4 B / 8
     // = 203 GB a GPU at PP 1, beyond the H100's 80 GB, so the choice must pipeline. Its 126
     // layers divide by no power of two above 2, so PP 4, 8 or 16 splits unevenly.
