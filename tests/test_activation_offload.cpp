@@ -1,8 +1,8 @@
 // Activation offload as Megatron-Core runs it: --cpu-offloading of whole layers needs pp 1, no
 // activation recomputation and fewer offloaded layers than the model has
 // (TransformerConfig.__post_init__, core_r0.10.0 to d98e8a64dd); offload by module
-// (--fine-grained-activation-offloading, core_v0.16.0, the MoE model zoo's dev builds) has none
-// of these limits. Megatron-Bridge's recipes use the first (scripts/performance/utils/
+// (--fine-grained-activation-offloading --offload-modules, core_v0.16.0, the MoE model zoo's
+// dev builds) moves the named modules' inputs of every layer, beside both. Megatron-Bridge's recipes use the first (scripts/performance/utils/
 // overrides.py: cpu_offloading, cpu_offloading_num_layers, v0.3.0), the model zoo the second.
 #include <doctest/doctest.h>
 
@@ -14,6 +14,9 @@
 
 #include "cli_run.hpp"
 #include "core/error.hpp"
+#include "memory/activations.hpp"
+#include "memory/memory_model.hpp"
+#include "planner/emit.hpp"
 #include "planner/search_space.hpp"
 #include "sim/step_context.hpp"
 #include "spec/presets.hpp"
@@ -44,48 +47,141 @@ std::optional<InputError> runtime_error(const json& doc) {
 }
 }  // namespace
 
-TEST_CASE("offloading whole layers needs pp 1, no recompute and fewer layers than the model has, offload by module does not") {
+TEST_CASE("offloading whole layers needs pp 1, no recompute and fewer layers than the model has, under every runtime") {
     const json pp2 = {{"tp", 1}, {"pp", 2}, {"microbatch", 1}, {"recompute", "none"}, {"activation_offload_layers", 10}};
     const json selective = {{"tp", 1}, {"pp", 1}, {"microbatch", 1}, {"zero_stage", 3}, {"recompute", "selective"}, {"activation_offload_layers", 10}};
     const json every_layer = {{"tp", 1}, {"pp", 1}, {"microbatch", 1}, {"zero_stage", 3}, {"recompute", "none"}, {"activation_offload_layers", 80}};
     const json allowed = {{"tp", 1}, {"pp", 1}, {"microbatch", 1}, {"zero_stage", 3}, {"recompute", "none"}, {"activation_offload_layers", 40}};
-    for (const char* whole_layers : {"nemo-2025", "nemo-2026", "megatron-core-2024"}) {
-        CAPTURE(whole_layers);
-        const auto a = runtime_error(llama70b_gb200(whole_layers, pp2));
+    for (const char* framework : {"nemo-2025", "nemo-2026", "megatron-core-2024", "megatron-core-2025", "megatron-core-2026"}) {
+        CAPTURE(framework);
+        const auto a = runtime_error(llama70b_gb200(framework, pp2));
         REQUIRE(a);
         CHECK(a->path() == "/layout/activation_offload_layers");
         CHECK(std::string(a->what()).find("no pipeline-parallel support") != std::string::npos);
-        const auto b = runtime_error(llama70b_gb200(whole_layers, selective));
+        const auto b = runtime_error(llama70b_gb200(framework, selective));
         REQUIRE(b);
         CHECK(std::string(b->what()).find("does not work with activation recomputation") != std::string::npos);
-        const auto c = runtime_error(llama70b_gb200(whole_layers, every_layer));
+        const auto c = runtime_error(llama70b_gb200(framework, every_layer));
         REQUIRE(c);
         CHECK(std::string(c->what()).find("below the model's layers (80)") != std::string::npos);
-        CHECK_FALSE(runtime_error(llama70b_gb200(whole_layers, allowed)));
-    }
-    for (const char* by_module : {"megatron-core-2025", "megatron-core-2026"}) {
-        CAPTURE(by_module);
-        CHECK_FALSE(runtime_error(llama70b_gb200(by_module, pp2)));
-        CHECK_FALSE(runtime_error(llama70b_gb200(by_module, selective)));
+        CHECK_FALSE(runtime_error(llama70b_gb200(framework, allowed)));
     }
 }
 
-TEST_CASE("the planner offers whole-layer offload only at pp 1 without recompute, module offload beside both") {
+TEST_CASE("offload by module runs beside pipeline parallelism and recompute where the runtime ships it, under Megatron's rules") {
+    json modules = {{"tp", 1}, {"pp", 2}, {"microbatch", 1}, {"recompute", "selective"}, {"activation_offload_modules", {"core_attn", "attn_proj"}}};
+    for (const char* by_module : {"megatron-core-2025", "megatron-core-2026"}) CHECK_FALSE(runtime_error(llama70b_gb200(by_module, modules)));
+    for (const char* whole_layers : {"nemo-2025", "nemo-2026", "megatron-core-2024"}) {
+        const auto e = runtime_error(llama70b_gb200(whole_layers, modules));
+        REQUIRE(e);
+        CHECK(e->path() == "/layout/activation_offload_modules");
+    }
+    // Megatron's TransformerConfig.__post_init__ (d98e8a64dd) checks, and a full recompute that
+    // leaves nothing to offload.
+    const auto rule_of = [&](json layout) {
+        try {
+            parse_scenario(llama70b_gb200("megatron-core-2026", layout), data_dir());
+        } catch (const InputError& e) {
+            CHECK(e.path() == "/layout/activation_offload_modules");
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    json l = modules;
+    l["activation_offload_modules"] = {"attn_proj"};
+    CHECK(rule_of(l).find("only with core_attn") != std::string::npos);
+    l["activation_offload_modules"] = {"expert_fc1"};
+    CHECK(rule_of(l).find("need a MoE model") != std::string::npos);
+    l = modules;
+    l["pp"] = 1;
+    l["recompute"] = "none";
+    l["activation_offload_layers"] = 10;
+    CHECK(rule_of(l).find("excludes activation_offload_layers") != std::string::npos);
+    l = modules;
+    l["recompute"] = "full";
+    CHECK(rule_of(l).find("excludes full recompute") != std::string::npos);
+    l = modules;
+    l["activation_offload_modules"] = {"qkv_linears"};
+    try {  // an unknown name is refused at its index, with the close one
+        parse_scenario(llama70b_gb200("megatron-core-2026", l), data_dir());
+        FAIL("expected an InputError");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/layout/activation_offload_modules/0");
+        CHECK(std::string(e.what()).find("qkv_linear") != std::string::npos);
+    }
+}
+
+TEST_CASE("offload by module moves the named inputs of every layer: Llama 3 70B's Q, K, V and attention output, Qwen3-30B-A3B's expert inputs") {
+    // Llama 3 70B at TP 1: Q 64 x 128, K and V 8 x 128 each, the attention output 64 x 128, all
+    // 16-bit: 2 (8192 + 2 x 1024) + 2 x 8192 = 36,864 bytes a token.
+    const Scenario s = parse_scenario(
+        llama70b_gb200("megatron-core-2026", {{"tp", 1}, {"pp", 2}, {"microbatch", 1}, {"recompute", "none"},
+                                              {"activation_offload_modules", {"core_attn", "attn_proj"}}}),
+        data_dir());
+    const Layout with = resolve_layout(s, s.layout);
+    Layout without = with;
+    without.offload_modules = 0;
+    const RuntimeTraits traits = runtime_traits(s);
+    const double tokens = 8192;
+    CHECK(offloaded_module_bytes(s, with, traits, 0) == doctest::Approx(tokens * 36864.0));
+    CHECK(offloaded_module_bytes(s, without, traits, 0) == 0);
+    // Stage 0 keeps 40 layers for each microbatch in flight, less what moved, and a double buffer
+    // of one layer's moved inputs.
+    const MemoryReport a = estimate_memory(s, with, traits), b = estimate_memory(s, without, traits);
+    const double in_flight = microbatches_in_flight(with, 0, with.microbatches(s.training.global_batch), traits);
+    const double moved = tokens * 36864.0;
+    CHECK(b.stages[0].activations.value() - a.stages[0].activations.value() == doctest::Approx(40 * in_flight * moved - 2 * moved));
+
+    // Qwen3-30B-A3B: each token's 8 routed copies, each the expert's 2,048-wide input and its
+    // gate|up output of 2 x 768, 16-bit, on the busiest rank routed_share() times the mean.
+    json moe = llama70b_gb200("megatron-core-2026", {{"tp", 1}, {"pp", 1}, {"ep", 8}, {"microbatch", 1}, {"recompute", "none"},
+                                                     {"activation_offload_modules", {"expert_fc1", "moe_act"}}});
+    moe["model"] = "qwen3-30b-a3b";
+    moe["training"]["precision"] = "bf16";
+    moe["training"]["seq_len"] = 4096;
+    const Scenario q = parse_scenario(moe, data_dir());
+    const Layout lq = resolve_layout(q, q.layout);
+    const double per_token = q.model.moe.routed_share() * 8 * (2.0 * 2048 + 2.0 * 2 * 768);
+    CHECK(offloaded_module_bytes(q, lq, runtime_traits(q), 0) == doctest::Approx(4096 * per_token));
+    // Recomputing the experts' activation keeps its input, so it still moves.
+    Layout recomputed = lq;
+    recomputed.recompute = Recompute::Selective;
+    recomputed.recompute_modules = kRecomputeMoeAct;
+    CHECK(offloaded_module_bytes(q, recomputed, runtime_traits(q), 0) == doctest::Approx(4096 * per_token));
+}
+
+TEST_CASE("the planner offers whole-layer offload only at pp 1 without recompute, module offload beside both where the runtime ships it") {
     for (const char* framework : {"nemo-2025", "megatron-core-2025"}) {
         CAPTURE(framework);
         const Scenario s = parse_scenario(llama70b_gb200(framework, json::object()), data_dir());
         SearchOptions o;
         o.framework = load_runtime_profile(framework, "").features;
-        std::size_t offloaded = 0, beside_pp_or_recompute = 0;
+        std::size_t layers_offloaded = 0, layers_beside = 0, modules_offloaded = 0, modules_beside = 0;
         for (const Candidate& c : enumerate_candidates(s, LayoutSpec{}, o)) {
-            if (c.offload_layers == 0) continue;
-            ++offloaded;
-            beside_pp_or_recompute += c.pp > 1 || c.recompute != Recompute::None ? 1 : 0;
+            const bool beside = c.pp > 1 || c.recompute != Recompute::None;
+            if (c.offload_layers > 0) ++layers_offloaded, layers_beside += beside ? 1 : 0;
+            if (c.offload_modules != 0) {
+                ++modules_offloaded, modules_beside += beside ? 1 : 0;
+                CHECK(c.offload_layers == 0);
+                CHECK(c.offload_modules == (kOffloadCoreAttn | kOffloadAttnProj));  // a dense model's set
+            }
         }
-        CHECK(offloaded > 0);
-        if (o.framework.activation_offload_modules) CHECK(beside_pp_or_recompute > 0);
-        else CHECK(beside_pp_or_recompute == 0);
+        CHECK(layers_offloaded > 0);
+        CHECK(layers_beside == 0);
+        if (o.framework.activation_offload_modules) CHECK(modules_beside > 0);
+        else CHECK(modules_offloaded == 0);
     }
+}
+
+TEST_CASE("the Megatron export sets the modules Megatron offloads") {
+    const Scenario s = parse_scenario(
+        llama70b_gb200("megatron-core-2026", {{"tp", 1}, {"pp", 2}, {"microbatch", 1}, {"recompute", "none"},
+                                              {"activation_offload_modules", {"attn_proj", "core_attn"}}}),
+        data_dir());
+    const Emitted e = emit_plan(EmitFormat::Megatron, s, resolve_layout(s, s.layout));
+    CHECK(e.text.find("--fine-grained-activation-offloading") != std::string::npos);
+    CHECK(e.text.find("--offload-modules core_attn attn_proj") != std::string::npos);  // Megatron's order
+    CHECK(e.text.find("--cpu-offloading") == std::string::npos);
 }
 
 TEST_CASE("simulate refuses whole-layer offload beside pipeline parallelism with exit 2, naming the key") {

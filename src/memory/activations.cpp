@@ -259,6 +259,42 @@ double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeT
     return kept_bytes(s, l, t, layer, active_recompute_modules(l.recompute, l.recompute_modules, t.flash_attention), tokens);
 }
 
+double offloaded_module_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
+    const std::uint8_t off = l.offload_modules;
+    if (off == 0 || l.recompute == Recompute::Full) return 0;
+    const ModelSpec& m = s.model;
+    const std::uint8_t rc = active_recompute_modules(l.recompute, l.recompute_modules, t.flash_attention);
+    const double h = d(m.hidden);
+    // The same tensors, at the same sizes and TP splits, as attention_per_token and mlp_per_token
+    // keep them.
+    PerToken p;
+    if (m.layer_mixer(layer) == Mixer::Attention) {
+        if (off & kOffloadAttnNorm) p.replicated += 2 * h;
+        if ((off & kOffloadQkvLinear) && !(rc & kRecomputeLayerNorm))
+            (t.sp_input_regathered ? p.replicated : p.unsplit) += t.saved_input_bytes * h;
+        const double heads = d(m.heads);
+        double q, kv, out;
+        if (m.attention == AttentionKind::MultiLatent) {
+            q = kv = heads * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
+            out = heads * d(m.mla.v_head_dim);
+            kv += out;  // K and V
+        } else {
+            q = out = heads * d(m.head_dim);
+            kv = 2 * d(std::max(m.kv_heads, l.tp)) * d(m.head_dim);
+        }
+        if ((off & kOffloadCoreAttn) && !(rc & kRecomputeMlaUpProj)) p.sharded += 2 * (q + kv);
+        if (off & kOffloadAttnProj) p.sharded += 2 * out;
+    }
+    if (m.layer_ffn(layer) != Ffn::None && (off & kOffloadMlpNorm)) p.replicated += 2 * h;
+    if (m.layer_is_moe(layer) && !(rc & kRecomputeMoe)) {
+        const MoeSpec& e = m.moe;
+        const double copies = e.routed_share() * d(e.top_k);
+        if (off & kOffloadExpertFc1) p.sharded += copies * t.saved_input_bytes * d(m.expert_width());
+        if (off & kOffloadMoeAct) p.sharded += copies * (m.gated_mlp() ? 4.0 : 2.0) * d(e.expert_ffn_hidden);
+    }
+    return bytes_for(p, l, tokens_per_microbatch(s, l));
+}
+
 PipelineShape pipeline_shape(const Layout& l, std::int64_t microbatches, const RuntimeTraits& t) {
     PipelineShape shape{l.pp, l.vp, microbatches, l.pp_warmup};
     if (shape.warmup == 0 && t.least_pp_warmup && l.schedule == Schedule::Interleaved) shape.warmup = (l.vp - 1) * l.pp + l.pp - 1;

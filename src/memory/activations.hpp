@@ -61,6 +61,11 @@ BlockMatmuls op_checkpoint_matmuls(const ModelSpec& model, std::int64_t layer);
 double layer_activation_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits,
                               std::int64_t layer);
 
+// Of those, the bytes Megatron-Core's fine-grained offload moves to host memory: the inputs of the
+// layout's offload_modules that the layer keeps (an input a recomputed module rebuilds is not
+// kept, so not moved), at their kept sizes. 0 without offload_modules or under full recompute.
+double offloaded_module_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits, std::int64_t layer);
+
 // Bytes of one layer's full working set for one microbatch (what full recompute rebuilds).
 double layer_working_set_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits,
                                std::int64_t layer);

@@ -83,13 +83,18 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
     const double dense_shards = d(l.dense_shards());
     const double expert_shards = d(l.expert_shards());
     LayerParams layer_params(s.model, l);
-    // A layer's stored activations, like its parameters, depend only on its kind.
-    std::optional<double> activations_of_kind[kLayerKinds];
-    const auto activation_bytes = [&](std::int64_t layer) {
-        std::optional<double>& kind = activations_of_kind[s.model.block_kind(layer)];
-        if (!kind) kind = layer_activation_bytes(s, l, traits, layer);
+    // A layer's stored activations, like its parameters, depend only on its kind: what it keeps
+    // on the GPU, and what the fine-grained offload moves to the host.
+    std::optional<std::pair<double, double>> activations_of_kind[kLayerKinds];
+    const auto kept_and_offloaded = [&](std::int64_t layer) {
+        std::optional<std::pair<double, double>>& kind = activations_of_kind[s.model.block_kind(layer)];
+        if (!kind) {
+            const double moved = offloaded_module_bytes(s, l, traits, layer);
+            kind = std::pair{layer_activation_bytes(s, l, traits, layer) - moved, moved};
+        }
         return *kind;
     };
+    const auto activation_bytes = [&](std::int64_t layer) { return kept_and_offloaded(layer).first; };
     // microbatches_in_flight's schedule and shape, looked up once for every stage.
     const ScheduleDef& def = l.schedule_def();
     const PipelineShape shape = pipeline_shape(l, microbatches, traits);
@@ -119,12 +124,16 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
             m.optimizer = Bytes(dense.optimizer + expert.optimizer + adapters.optimizer);
 
             // Offloaded layers (the stage's first) keep their activations in host memory; a
-            // double buffer of the largest layer stays on the GPU for the moves.
+            // double buffer of the largest layer stays on the GPU for the moves. Offloaded module
+            // inputs likewise keep a double buffer of the largest layer's.
             per_microbatch = 0;
             offload_buffer = 0;
             const std::int64_t kept = std::min(range.second, range.first + l.activation_offload_layers);
             for (std::int64_t layer = range.first; layer < kept; ++layer)
                 offload_buffer = std::max(offload_buffer, 2.0 * activation_bytes(layer));
+            if (l.offload_modules != 0)
+                for (std::int64_t layer = range.first; layer < range.second; layer = s.model.moe_run_end(layer, range.second))
+                    offload_buffer = std::max(offload_buffer, 2.0 * kept_and_offloaded(layer).second);
             // Layer by layer in order (the sum's rounding is the order's), but a run of one kind
             // of layer (a dense model's whole stage) looks its bytes up once.
             for (std::int64_t layer = kept; layer < range.second;) {

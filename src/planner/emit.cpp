@@ -1,6 +1,7 @@
 #include "planner/emit.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <numeric>
@@ -514,17 +515,13 @@ void megatron_recompute(const Scenario& s, const Layout& l, Emitted& e) {
         arg(e, "--recompute-method", "uniform");
         arg(e, "--recompute-num-layers", 1);
     }
-    if (l.activation_offload_layers == 0) return;
-    // TransformerConfig.__post_init__: layer offloading needs pp 1, no recompute and fewer
-    // offloaded layers than layers.
-    if (l.pp == 1 && l.recompute == Recompute::None && l.activation_offload_layers < s.model.layers) {
-        arg(e, "--cpu-offloading-num-layers", l.activation_offload_layers);
-        return;
+    // Whole layers (a valid layout has pp 1, no recompute and fewer offloaded layers than
+    // layers: TransformerConfig.__post_init__), or the modules' inputs in every layer.
+    if (l.activation_offload_layers > 0) arg(e, "--cpu-offloading-num-layers", l.activation_offload_layers);
+    if (l.offload_modules != 0) {
+        flag(e, "--fine-grained-activation-offloading");
+        arg(e, "--offload-modules", fmt::format("{}", fmt::join(offload_module_names(l.offload_modules), " ")));
     }
-    e.notes.push_back(fmt::format("Megatron offloads whole layers' activations only without pipeline parallelism or recompute: "
-                                  "the plan's {} offloaded layers per stage map to --fine-grained-activation-offloading with "
-                                  "--offload-modules (module inputs of every layer), set by hand",
-                                  l.activation_offload_layers));
 }
 
 void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
@@ -693,6 +690,9 @@ Emitted torchtitan(const Scenario& s, const Layout& l, EmitFormat format) {
         e.notes.push_back(fmt::format("torchtitan has no activation offloading: the plan's {} offloaded layers per stage keep their "
                                       "activations on the GPU (choose a plan without it, or recompute them)",
                                       l.activation_offload_layers));
+    if (l.offload_modules != 0)
+        e.notes.push_back("torchtitan has no activation offloading: the plan's offloaded module inputs (" + offload_modules_text(l.offload_modules) +
+                          ") stay on the GPU");
     if (l.rank_order != Layout{}.rank_order)
         e.notes.push_back("torchtitan builds its device mesh in its own order (pp, dp, cp, tp outermost to innermost): rank order " +
                           rank_order_text(l.rank_order) + " is not a setting");
@@ -780,6 +780,8 @@ Emitted deepspeed(const Scenario& s, const Layout& l) {
         e.notes.push_back(fmt::format("DeepSpeed offloads only checkpointed layer inputs (activation_checkpointing.cpu_checkpointing): "
                                       "the plan's {} offloaded layers per stage are not set",
                                       l.activation_offload_layers));
+    if (l.offload_modules != 0)
+        e.notes.push_back("DeepSpeed offloads no module inputs: the plan's (" + offload_modules_text(l.offload_modules) + ") stay on the GPU");
     if (l.sequence_parallel && l.tp > 1) e.notes.push_back("DeepSpeed's AutoTP has no Megatron sequence parallelism");
     apply_features(s, l, e, EmitFormat::DeepSpeed);
     e.text = cfg.dump(2) + "\n";

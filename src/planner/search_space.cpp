@@ -162,6 +162,17 @@ std::vector<std::int64_t> offload_layer_values(const Scenario& s, const LayoutSp
     return out;
 }
 
+// Megatron-Core's fine-grained offload where the framework ships it, over a host link near HBM
+// speed like whole layers: none, or the one set its sources use: a MoE model's expert inputs
+// (expert_fc1 and moe_act, the MoE model zoo's GB200 Qwen3-235B recipe), a dense model's
+// attention core and output projection inputs (core_attn and attn_proj, Megatron-LM's
+// fine_grained_activation_offloading.md: offload the modules recompute would make costly).
+Few<std::uint8_t, 2> offload_module_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o) {
+    if (f.activation_offload_modules) return {*f.activation_offload_modules};
+    if (!o.framework.activation_offload_modules || s.cluster.host.link_gbps < 100) return {0};
+    return {0, static_cast<std::uint8_t>(s.model.is_moe() ? kOffloadExpertFc1 | kOffloadMoeAct : kOffloadCoreAttn | kOffloadAttnProj)};
+}
+
 // Megatron-Core's EP all-to-all overlap where the framework ships it and the layout allows it
 // (ep_overlap_rule).
 Few<bool, 2> ep_overlap_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
@@ -309,6 +320,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
     const auto orders = order_values(f, o, shape.pp, dp);
     const auto vps = vp_values(f, split, o);
     const auto offload_layer_counts = offload_layer_values(s, f, o, split);
+    const auto offload_module_sets = offload_module_values(s, f, o);
     // The schedules depend on the microbatch (through the microbatch count) and vp alone: listed
     // once for each pair, not again under every setting of the knobs in between.
     std::vector<std::vector<std::vector<Schedule>>> schedules_at(microbatches.size());
@@ -324,10 +336,11 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                             for (auto order : orders)
                                 for (std::size_t vp_index = 0; vp_index < vps.size(); ++vp_index)
                                 for (Schedule schedule : schedules_at[mb_index][vp_index])
-                                for (auto offload_layers : offload_layer_counts) {
-                                        if (offload_layers > 0 && !o.framework.activation_offload_modules &&
-                                            !activation_offload_rule(shape.pp, rc).empty())
+                                for (auto offload_layers : offload_layer_counts)
+                                for (std::uint8_t offload_modules : offload_module_sets) {
+                                        if (offload_layers > 0 && !activation_offload_rule(shape.pp, rc).empty())
                                             continue;  // Megatron's --cpu-offloading: pp 1, no recompute
+                                        if (!offload_modules_rule(s.model, offload_modules, offload_layers, rc, modules).empty()) continue;
                                         const auto mb = microbatches[mb_index];
                                         Candidate c = shape;
                                         c.vp = static_cast<std::int16_t>(vps[vp_index]);
@@ -340,6 +353,7 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                                         c.recompute = rc;
                                         c.recompute_modules = modules;
                                         c.offload_layers = static_cast<std::int16_t>(offload_layers);
+                                        c.offload_modules = offload_modules;
                                         c.rank_order = order;
                                         for (bool overlap : ep_overlap_values(s, f, o, c)) {
                                             c.ep_a2a_overlap = overlap;
@@ -540,6 +554,7 @@ void to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c, Layou
     l.recompute = c.recompute;
     l.recompute_modules = c.recompute_modules;
     l.activation_offload_layers = c.offload_layers;
+    l.offload_modules = c.offload_modules;
     l.ep_a2a_overlap = c.ep_a2a_overlap;
     l.async_tp = c.async_tp;
     l.moe_dispatcher = f.moe_dispatcher;  // not searched: the framework's unless the scenario names one

@@ -40,6 +40,7 @@ struct Candidate {
     Recompute recompute = Recompute::None;
     std::uint8_t recompute_modules = 0;  // with selective recompute; 0 = the era's default
     std::uint8_t rank_order = 0;  // index into candidate_rank_orders()
+    std::uint8_t offload_modules = 0;  // OffloadModule bits (fine-grained activation offload)
     Schedule schedule = Schedule::OneFOneB;
     bool async_tp = false;  // last: it fills the padding byte of the 32
 };

@@ -160,10 +160,14 @@ double sum(const CostParts& parts) {
 // Activation offload (Megatron --cpu-offloading-num-layers): the first layers of a stage move
 // their saved activations to host memory during the forward and fetch them back for the
 // backward, each overlapped with the chunk's own compute; what the compute cannot hide waits.
+// The fine-grained offload (--offload-modules) moves its modules' inputs in every layer alike.
 double offloaded_bytes(const StepContext& ctx, const Layout& l, std::int64_t first, std::int64_t layers, std::int64_t offload_end) {
     double bytes = 0;
     for (std::int64_t layer = first; layer < first + layers && layer < offload_end; ++layer)
         bytes += layer_activation_bytes(ctx.scenario(), l, ctx.traits(), layer);
+    if (l.offload_modules != 0)
+        for (std::int64_t layer = first; layer < first + layers; ++layer)
+            bytes += offloaded_module_bytes(ctx.scenario(), l, ctx.traits(), layer);
     return bytes;
 }
 

@@ -39,6 +39,10 @@ constexpr FieldDef kLayoutFields[] = {
     {"activation_offload_layers", FieldType::Integer,
      "layers per pipeline stage whose saved activations move to host memory during the forward and back for the backward "
      "(Megatron --cpu-offloading-num-layers)", "", default_integer(0), 0, 1 << 16, "", bind<&LayoutSpec::activation_offload_layers>()},
+    {"activation_offload_modules", FieldType::Array,
+     "modules whose inputs move to host memory in every layer during the forward and back for the backward (Megatron-Core "
+     "--fine-grained-activation-offloading --offload-modules): attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, "
+     "expert_fc1, moe_act", "", "none"},
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all of one microbatch runs behind the compute of another, a forward and a backward merged "
      "(Megatron --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap)", "", default_bool(false), -1e300, 1e300, "",
@@ -67,22 +71,38 @@ constexpr std::pair<std::string_view, std::uint8_t> kRecomputeModuleNames[] = {
     {"shared_experts", kRecomputeSharedExperts}, {"act", kRecomputeAct},
 };
 
-std::uint8_t parse_recompute_modules(const json& list, const std::string& path) {
+// Megatron's order (transformer_config.py's offload_modules choices).
+constexpr std::pair<std::string_view, std::uint8_t> kOffloadModuleNames[] = {
+    {"attn_norm", kOffloadAttnNorm}, {"qkv_linear", kOffloadQkvLinear}, {"core_attn", kOffloadCoreAttn},
+    {"attn_proj", kOffloadAttnProj}, {"mlp_norm", kOffloadMlpNorm},     {"expert_fc1", kOffloadExpertFc1},
+    {"moe_act", kOffloadMoeAct},
+};
+
+// A JSON array of module names as bits of `table`; `what` names the kind in errors.
+template <std::size_t N>
+std::uint8_t parse_module_bits(const json& list, const std::string& path, const std::pair<std::string_view, std::uint8_t> (&table)[N],
+                               const std::string& what) {
     std::uint8_t modules = 0;
     std::vector<std::string> names;
-    for (const auto& [name, bit] : kRecomputeModuleNames) names.emplace_back(name);
+    for (const auto& [name, bit] : table) names.emplace_back(name);
     for (std::size_t i = 0; i < list.size(); ++i) {
         const json& v = list[i];
         const std::string at = path + "/" + std::to_string(i);
         if (!v.is_string()) throw InputError(at, value_text(v), "must be a module name");
-        const auto it = std::find_if(std::begin(kRecomputeModuleNames), std::end(kRecomputeModuleNames),
-                                     [&](const auto& m) { return m.first == v.get<std::string>(); });
-        if (it == std::end(kRecomputeModuleNames))
-            throw InputError(at, value_text(v), "unknown recompute module; " + suggestion_text(v.get<std::string>(), names));
+        const auto it = std::find_if(std::begin(table), std::end(table), [&](const auto& m) { return m.first == v.get<std::string>(); });
+        if (it == std::end(table)) throw InputError(at, value_text(v), "unknown " + what + " module; " + suggestion_text(v.get<std::string>(), names));
         modules = static_cast<std::uint8_t>(modules | it->second);
     }
     if (modules == 0) throw InputError(path, "[]", "must name at least one module");
     return modules;
+}
+
+template <std::size_t N>
+std::string module_bits_text(std::uint8_t modules, const std::pair<std::string_view, std::uint8_t> (&table)[N]) {
+    std::string text;
+    for (const auto& [name, bit] : table)
+        if (modules & bit) text += (text.empty() ? "" : ",") + std::string(name);
+    return text;
 }
 
 std::array<ParallelDim, 5> parse_rank_order(const std::string& text, const std::string& path) {
@@ -126,6 +146,7 @@ LayoutSpec fixed_spec(const Layout& l) {
     k.recompute = l.recompute;
     if (l.recompute_modules != 0) k.recompute_modules = l.recompute_modules;
     k.activation_offload_layers = l.activation_offload_layers;
+    k.activation_offload_modules = l.offload_modules;
     k.ep_a2a_overlap = l.ep_a2a_overlap;
     k.async_tp = l.async_tp;
     k.moe_dispatcher = l.moe_dispatcher;
@@ -140,7 +161,11 @@ LayoutSpec parse_layout(const json& object, const std::string& path) {
     ObjectReader r(object, path, kLayoutFields);
     LayoutSpec l;
     read_given(r, l);  // unset knobs stay open: the planner or the framework defaults decide
-    if (const json* m = r.raw("recompute_modules")) l.recompute_modules = parse_recompute_modules(*m, r.path_of("recompute_modules"));
+    if (const json* m = r.raw("recompute_modules"))
+        l.recompute_modules = parse_module_bits(*m, r.path_of("recompute_modules"), kRecomputeModuleNames, "recompute");
+    if (const json* m = r.raw("activation_offload_modules"))  // [] offloads none
+        l.activation_offload_modules =
+            m->empty() ? std::uint8_t{0} : parse_module_bits(*m, r.path_of("activation_offload_modules"), kOffloadModuleNames, "offload");
     if (auto s = r.string("schedule")) l.schedule = schedule_from_name(*s).value_or(Schedule::OneFOneB);
     if (auto s = r.string("rank_order")) l.rank_order = parse_rank_order(*s, r.path_of("rank_order"));
     if (const json* split = r.raw("stage_layers")) {
@@ -192,11 +217,15 @@ std::uint8_t active_recompute_modules(Recompute recompute, std::uint8_t modules,
     return flash_attention ? kRecomputeLayerNorm | kRecomputeAct : kRecomputeCoreAttn;
 }
 
-std::string recompute_modules_text(std::uint8_t modules) {
-    std::string text;
-    for (const auto& [name, bit] : kRecomputeModuleNames)
-        if (modules & bit) text += (text.empty() ? "" : ",") + std::string(name);
-    return text;
+std::string recompute_modules_text(std::uint8_t modules) { return module_bits_text(modules, kRecomputeModuleNames); }
+
+std::string offload_modules_text(std::uint8_t modules) { return module_bits_text(modules, kOffloadModuleNames); }
+
+std::vector<std::string_view> offload_module_names(std::uint8_t modules) {
+    std::vector<std::string_view> names;
+    for (const auto& [name, bit] : kOffloadModuleNames)
+        if (modules & bit) names.push_back(name);
+    return names;
 }
 
 json layout_json(const Layout& l) {
@@ -211,6 +240,11 @@ json layout_json(const Layout& l) {
         j["recompute_modules"] = std::move(modules);
     }
     j["activation_offload_layers"] = l.activation_offload_layers;
+    if (l.offload_modules != 0) {
+        json modules = json::array();
+        for (const std::string_view name : offload_module_names(l.offload_modules)) modules.push_back(name);
+        j["activation_offload_modules"] = std::move(modules);
+    }
     j["ep_a2a_overlap"] = l.ep_a2a_overlap;
     j["async_tp"] = l.async_tp;
     if (l.moe_dispatcher) j["moe_dispatcher"] = name_of(*l.moe_dispatcher);

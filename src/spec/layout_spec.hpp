@@ -55,6 +55,23 @@ enum RecomputeModule : std::uint8_t {
 std::uint8_t active_recompute_modules(Recompute recompute, std::uint8_t modules, bool flash_attention);
 // The modules of a "a,b,c" list or a JSON array's names, for error messages and exports.
 std::string recompute_modules_text(std::uint8_t modules);
+// The modules whose inputs Megatron-Core's fine-grained activation offload moves to host memory
+// in every layer (--fine-grained-activation-offloading --offload-modules, b97184db56,
+// core_v0.16.0; transformer_config.py offload_modules): a bit each. Not modelled: the fused
+// grouped MLP (fused_group_mlp, TE's op fuser) and the gated delta product's gdp_qkv.
+enum OffloadModule : std::uint8_t {
+    kOffloadAttnNorm = 1,    // the attention norm's input (the residual stream)
+    kOffloadQkvLinear = 2,   // the QKV projection's input (the norm's output)
+    kOffloadCoreAttn = 4,    // the attention core's Q, K and V
+    kOffloadAttnProj = 8,    // the output projection's input (the attention's output)
+    kOffloadMlpNorm = 16,    // the pre-MLP norm's input
+    kOffloadExpertFc1 = 32,  // the experts' first GEMM input (the permuted tokens)
+    kOffloadMoeAct = 64,     // the experts' activation input (their first GEMM's output)
+};
+// The modules of a "a,b,c" list, for error messages, labels and exports (Megatron's names).
+std::string offload_modules_text(std::uint8_t modules);
+// Megatron's names of `modules`, in its order.
+std::vector<std::string_view> offload_module_names(std::uint8_t modules);
 // How a MoE layer's tokens reach their experts (Megatron --moe-token-dispatcher-type, and the
 // flex dispatcher's backend): NCCL all-to-all of every routed copy; all-gather of every token
 // over the expert-parallel group and a reduce-scatter of the outputs; DeepEP or HybridEP, which
@@ -77,6 +94,7 @@ struct LayoutSpec {
     std::optional<Recompute> recompute;
     std::optional<std::uint8_t> recompute_modules;
     std::optional<std::int64_t> activation_offload_layers;
+    std::optional<std::uint8_t> activation_offload_modules;  // OffloadModule bits; 0: none
     std::optional<bool> ep_a2a_overlap;
     std::optional<bool> async_tp;
     std::optional<MoeDispatcher> moe_dispatcher;
@@ -99,6 +117,7 @@ struct Layout {
     Recompute recompute = Recompute::None;
     std::uint8_t recompute_modules = 0;      // with Selective; 0 = the era's default set
     std::int64_t activation_offload_layers = 0;  // layers per stage whose activations wait in host memory
+    std::uint8_t offload_modules = 0;  // OffloadModule bits: module inputs of every layer in host memory
     bool ep_a2a_overlap = false;  // MoE all-to-all hidden behind another microbatch's compute (combined 1F1B)
     // Each sequence-parallel all-gather and reduce-scatter split into tp steps pipelined with its
     // GEMM (PyTorch's async TP: torchtitan --parallelism.enable_async_tensor_parallel).

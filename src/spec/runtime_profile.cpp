@@ -151,8 +151,8 @@ constexpr FieldDef kFeatureFields[] = {
     {"activation_offload", FieldType::Boolean, "saved activations of some layers to host memory (Megatron --cpu-offloading)", "",
      default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::activation_offload>()},
     {"activation_offload_modules", FieldType::Boolean,
-     "activation offload by module (Megatron-Core 0.16+ --fine-grained-activation-offloading), beside pipeline parallelism and "
-     "recompute; false: whole layers (--cpu-offloading), which need pp 1 and no recompute",
+     "activation offload by module (Megatron-Core 0.16+ --fine-grained-activation-offloading, layout.activation_offload_modules), "
+     "beside pipeline parallelism and recompute; whole layers (--cpu-offloading) need pp 1 and no recompute either way",
      "", default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::activation_offload_modules>()},
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all hidden behind another microbatch's compute (Megatron-Core 0.14+ --overlap-moe-expert-parallel-comm)", "",
@@ -285,13 +285,23 @@ std::string_view activation_offload_rule(std::optional<std::int64_t> pp, std::op
 
 void check_activation_offload(const RuntimeProfile& runtime, std::int64_t offload_layers, std::optional<std::int64_t> pp,
                               std::optional<Recompute> recompute, std::int64_t layers, const std::string& path) {
-    if (offload_layers <= 0 || runtime.features.activation_offload_modules) return;
+    if (offload_layers <= 0) return;
     const std::string value = std::to_string(offload_layers);
     if (const std::string_view rule = activation_offload_rule(pp, recompute); !rule.empty())
-        throw InputError(path, value, std::string(rule) + " (" + runtime.name + " offloads no modules)");
+        throw InputError(path, value,
+                         std::string(rule) + (runtime.features.activation_offload_modules
+                                                  ? " (" + runtime.name + " offloads module inputs beside them: layout.activation_offload_modules)"
+                                                  : " (" + runtime.name + " offloads no modules)"));
     // transformer_config.py: "CPU offloading can be done only for layers less than num_layers".
     if (offload_layers >= layers)
         throw InputError(path, value, "must be below the model's layers (" + std::to_string(layers) + "): Megatron-Core's CPU offloading");
+}
+
+void check_offload_modules_offered(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path) {
+    if (modules == 0 || runtime.features.activation_offload_modules) return;
+    throw InputError(path, offload_modules_text(modules),
+                     "is Megatron-Core's fine-grained activation offload (core_v0.16.0+), which " + runtime.name +
+                         " does not run (features.activation_offload_modules)");
 }
 
 void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path) {

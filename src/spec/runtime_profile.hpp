@@ -84,9 +84,10 @@ struct FrameworkFeatures {
     bool optimizer_offload = true;  // optimizer state and step on the host (ZeRO-Offload)
     bool activation_offload = false;  // saved activations to host memory (Megatron --cpu-offloading)
     // The offload by module (Megatron-Core --fine-grained-activation-offloading --offload-modules,
-    // b97184db56, core_v0.16.0; the MoE model zoo's 2025 dev builds), which runs beside pipeline
-    // parallelism and recompute; priced as whole layers. False: --cpu-offloading alone, which
-    // needs pp 1 and no recompute (activation_offload_rule).
+    // b97184db56, core_v0.16.0; the MoE model zoo's 2025 dev builds): the inputs of the modules
+    // layout.activation_offload_modules names, in every layer, beside pipeline parallelism and
+    // recompute. Whole layers (--cpu-offloading) still need pp 1 and no recompute
+    // (activation_offload_rule).
     bool activation_offload_modules = false;
     bool ep_a2a_overlap = false;      // MoE all-to-all behind another microbatch (Megatron-Core 0.14+)
     bool async_tp = false;            // PyTorch's async TP (layout.async_tp; torchtitan with torch.compile)
@@ -256,14 +257,18 @@ void check_kv_heads_split(const RuntimeProfile& runtime, std::int64_t tp, std::i
 // Context parallelism on a model with gated delta nets needs gdn_context_parallel.
 void check_gdn_context_parallel(const RuntimeProfile& runtime, std::int64_t cp, const std::string& path);
 
-// What Megatron-Core's CPU offloading of whole layers needs (layout.activation_offload_layers > 0
-// under a runtime without activation_offload_modules; TransformerConfig.__post_init__ from
-// core_r0.10.0 to d98e8a64dd), as far as the knobs are known: the rule broken, or empty.
+// What Megatron-Core's CPU offloading of whole layers needs (layout.activation_offload_layers > 0;
+// TransformerConfig.__post_init__ from core_r0.10.0 to d98e8a64dd), as far as the knobs are
+// known: the rule broken, or empty.
 std::string_view activation_offload_rule(std::optional<std::int64_t> pp, std::optional<Recompute> recompute);
-// Refuses activation offload beside pipeline parallelism or recompute under a runtime whose
-// offload is Megatron-Core's whole-layer --cpu-offloading (activation_offload_rule), naming `path`.
+// Refuses whole-layer activation offload beside pipeline parallelism or recompute
+// (activation_offload_rule), or of every layer, naming `path`.
 void check_activation_offload(const RuntimeProfile& runtime, std::int64_t offload_layers, std::optional<std::int64_t> pp,
                               std::optional<Recompute> recompute, std::int64_t layers, const std::string& path);
+
+// Refuses a layout's activation_offload_modules under a runtime without Megatron-Core's offload by
+// module (features.activation_offload_modules), naming `path`.
+void check_offload_modules_offered(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path);
 
 // Refuses a layout's recompute_modules (Megatron's modules) under a runtime whose selective
 // recompute is not Megatron's, naming `path` (exit 2).

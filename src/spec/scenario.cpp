@@ -434,6 +434,21 @@ std::string_view ep_overlap_rule(const ModelSpec& model, std::optional<MoeDispat
     return "";
 }
 
+std::string_view offload_modules_rule(const ModelSpec& model, std::uint8_t offload, std::optional<std::int64_t> offload_layers,
+                                      std::optional<Recompute> recompute, std::optional<std::uint8_t> recompute_modules) {
+    if (offload == 0) return "";
+    if ((offload & kOffloadAttnProj) && !(offload & kOffloadCoreAttn))
+        return "offloads attn_proj only with core_attn: its input is core_attn's output, which core_attn's backward needs";
+    if ((offload & (kOffloadExpertFc1 | kOffloadMoeAct)) && !model.is_moe()) return "expert_fc1 and moe_act need a MoE model (/model/moe)";
+    if (offload_layers && *offload_layers > 0)
+        return "excludes activation_offload_layers: Megatron-Core's fine-grained offload cannot run with its CPU offloading of layers";
+    if (recompute && *recompute == Recompute::Full) return "excludes full recompute: a layer recomputed whole keeps only its input";
+    if (recompute == Recompute::Selective && recompute_modules && (*recompute_modules & kRecomputeMoe) &&
+        (offload & (kOffloadExpertFc1 | kOffloadMoeAct)))
+        return "cannot offload expert_fc1 or moe_act while the whole MoE block is recomputed (recompute_modules moe)";
+    return "";
+}
+
 std::string_view async_tp_rule(std::optional<std::int64_t> tp, std::optional<bool> sequence_parallel) {
     // torch/_inductor/fx_passes/micro_pipeline_tp.py fuses all-gather -> matmul and matmul ->
     // reduce-scatter: the collectives sequence parallelism puts around a TP block.
@@ -447,6 +462,13 @@ void check_async_tp(const LayoutSpec& k) {
     if (!k.async_tp || !*k.async_tp) return;
     const std::string_view rule = async_tp_rule(k.tp, k.sequence_parallel);
     if (!rule.empty()) throw InputError("/layout/async_tp", "true", std::string(rule));
+}
+
+void check_offload_modules(const Scenario& s, const LayoutSpec& k) {
+    if (!k.activation_offload_modules || *k.activation_offload_modules == 0) return;
+    const std::string_view rule =
+        offload_modules_rule(s.model, *k.activation_offload_modules, k.activation_offload_layers, k.recompute, k.recompute_modules);
+    if (!rule.empty()) throw InputError("/layout/activation_offload_modules", offload_modules_text(*k.activation_offload_modules), std::string(rule));
 }
 
 void check_ep_overlap(const Scenario& s, const LayoutSpec& k) {
@@ -468,6 +490,7 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_experts(s, k);
     check_shard_group(s, k);
     check_recompute(s, known);
+    check_offload_modules(s, k);
     check_ep_overlap(s, k);
     check_async_tp(k);
     if (k.tp && k.cp)
@@ -530,6 +553,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     l.recompute = d.recompute.value();
     if (spec.recompute_modules) l.recompute_modules = *spec.recompute_modules;  // else the era's (active_recompute_modules)
     l.activation_offload_layers = d.activation_offload_layers.value();
+    l.offload_modules = spec.activation_offload_modules.value_or(0);
     l.ep_a2a_overlap = d.ep_a2a_overlap.value();
     l.async_tp = d.async_tp.value();
     l.moe_dispatcher = spec.moe_dispatcher;

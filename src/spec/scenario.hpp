@@ -81,6 +81,11 @@ void validate_layout(const Scenario& scenario, const Layout& layout);
 // applied as far as its knobs are known: the rule broken, or empty.
 std::string_view ep_overlap_rule(const ModelSpec& model, std::optional<MoeDispatcher> dispatcher, std::optional<std::int64_t> ep, std::optional<std::int64_t> pp, std::optional<std::int64_t> vp,
                             std::optional<Recompute> recompute, std::optional<std::uint8_t> modules);
+// Megatron-Core's checks of --offload-modules (TransformerConfig.__post_init__, d98e8a64dd), as
+// far as the knobs are known: the rule broken, or empty. Modules that hold nothing under a full
+// recompute are refused too: the layer keeps only its input.
+std::string_view offload_modules_rule(const ModelSpec& model, std::uint8_t offload, std::optional<std::int64_t> offload_layers,
+                                      std::optional<Recompute> recompute, std::optional<std::uint8_t> recompute_modules);
 // What PyTorch's async TP needs (layout.async_tp), as far as the knobs are known: the rule broken, or empty.
 std::string_view async_tp_rule(std::optional<std::int64_t> tp, std::optional<bool> sequence_parallel);
 

@@ -80,6 +80,8 @@ std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
     if (!spec.expert_tp && l.etp > 1) out.push_back("expert_tp=" + std::to_string(l.etp));
     if (!spec.activation_offload_layers && l.activation_offload_layers > 0)
         out.push_back("activation_offload_layers=" + std::to_string(l.activation_offload_layers));
+    if (!spec.activation_offload_modules && l.offload_modules != 0)
+        out.push_back("activation_offload_modules=" + offload_modules_text(l.offload_modules));
     if (!spec.optimizer_offload && l.optimizer_offload) out.push_back("optimizer_offload=true");
     if (!spec.ep_a2a_overlap && l.ep_a2a_overlap) out.push_back("ep_a2a_overlap=true");
     if (!spec.async_tp && l.async_tp) out.push_back("async_tp=true");
