@@ -26,7 +26,7 @@ struct SearchOptions {
     FrameworkFeatures framework;  // what the framework offers; the Planner takes the scenario's
 };
 
-// A layout in 32 bytes: the planner holds hundreds of thousands of these.
+// A layout in at most 32 bytes: the planner holds hundreds of thousands of these.
 struct Candidate {
     std::int16_t tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, vp = 1, microbatch = 1, offload_layers = 0;
     std::int16_t shard_group = 0;  // HSDP's data-parallel ranks per shard group; 0 = all of dp
@@ -40,10 +40,11 @@ struct Candidate {
     Recompute recompute = Recompute::None;
     std::uint8_t recompute_modules = 0;  // with selective recompute; 0 = the era's default
     std::uint8_t rank_order = 0;  // index into candidate_rank_orders()
-    std::uint8_t offload_modules = 0;  // OffloadModule bits (fine-grained activation offload)
     Schedule schedule = Schedule::OneFOneB;
-    bool async_tp = false;  // last: it fills the padding byte of the 32
+    bool async_tp = false;
+    std::uint8_t offload_modules = 0;  // OffloadModule bits (fine-grained activation offload)
 };
+static_assert(sizeof(Candidate) <= 32, "the planner holds many: keep a candidate within 32 bytes");
 
 // The rank orders worth trying: Megatron's default (DP outside TP/CP/EP, PP outermost) and PP
 // inside DP (pipeline neighbours on nearby nodes, DP groups spread across the fabric).
@@ -51,7 +52,7 @@ const std::vector<std::array<ParallelDim, 5>>& candidate_rank_orders();
 
 // A family of candidates: the parallel degrees and stage split (tp, cp, pp, trims, ep, expert
 // TP), with the number of settings of the other knobs it has. A search holds these rather than
-// its candidates: DeepSeek-V3 on 256 GB200s has 42.7 million candidates (1.4 GB at 32 bytes,
+// its candidates: DeepSeek-V3 on 256 GB200s had 42.7 million candidates (1.4 GB at 32 bytes,
 // and several times that over a --gpus sweep) in 3,578 shapes; each shape is expanded when it is
 // screened.
 struct CandidateShape {

@@ -14,7 +14,7 @@
 
 namespace sextant {
 
-enum class Recompute { None, Selective, Full };
+enum class Recompute : std::uint8_t { None, Selective, Full };
 inline constexpr std::string_view kRecomputeNames[] = {"none", "selective", "full"};
 constexpr std::span<const std::string_view> enum_names(Recompute) { return kRecomputeNames; }
 
