@@ -193,3 +193,19 @@ TEST_CASE("simulate refuses whole-layer offload beside pipeline parallelism with
     CHECK(o.out.find("/layout/activation_offload_layers") != std::string::npos);
     CHECK(o.out.find("no pipeline-parallel support") != std::string::npos);
 }
+
+TEST_CASE("memory and simulate say when offloaded states outgrow the host's DRAM, and --require-fit refuses it with exit 2") {
+    json doc = llama70b_gb200("nemo-2025", {{"tp", 4}, {"pp", 1}, {"microbatch", 1}, {"zero_stage", 1}, {"recompute", "none"},
+                                            {"activation_offload_layers", 20}, {"optimizer_offload", true}});
+    doc["cluster"]["host"] = {{"memory_gib_per_gpu", 10}};
+    const std::string path = "/tmp/sextant-host-" + std::to_string(::getpid()) + ".json";
+    std::ofstream(path) << doc.dump();
+    const test::Output memory = test::run_sextant("memory " + path);
+    const test::Output refused = test::run_sextant("simulate --require-fit " + path);
+    std::remove(path.c_str());
+    CHECK(memory.code == 0);
+    CHECK(memory.out.find("host memory") != std::string::npos);
+    CHECK(memory.out.find("of 10.00 GiB: DOES NOT FIT") != std::string::npos);
+    CHECK(refused.code == 2);
+    CHECK(refused.out.find("does not fit in host memory") != std::string::npos);
+}

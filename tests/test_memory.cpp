@@ -289,3 +289,42 @@ TEST_CASE("Muon keeps one momentum buffer: 2 + 2 + 4 + 4 bytes per parameter wit
     CHECK(bytes_per_param("adamw") == doctest::Approx(16.0));
     CHECK(bytes_per_param("muon") == doctest::Approx(12.0));
 }
+
+TEST_CASE("host memory holds what is offloaded: an optimizer's states with their fp32 gradient copy, whole layers for each microbatch in flight") {
+    // Llama 3 70B on 64 GB200s (the preset's 223.5 GiB of LPDDR5X per GPU), TP 4, ZeRO-1 over dp 16.
+    json doc = {{"model", "llama3-70b"},
+                {"cluster", {{"preset", "gb200-nvl72"}, {"gpus", 64}}},
+                {"training", {{"seq_len", 8192}, {"global_batch", 128}, {"precision", "bf16"}, {"framework", "nemo-2025"}}},
+                {"layout", {{"tp", 4}, {"pp", 1}, {"microbatch", 1}, {"zero_stage", 1}, {"recompute", "none"}}}};
+    const Scenario on_gpu = parse_scenario(doc, data_dir());
+    const MemoryReport kept = estimate_memory(on_gpu, resolve_layout(on_gpu, on_gpu.layout));
+    CHECK(kept.host_peak.value() == 0);
+    CHECK(kept.host_capacity.value() == doctest::Approx(223.5 * 1073741824.0));
+
+    // AdamW's fp32 master weights and two fp32 moments (12 B a parameter) move to the host with an
+    // fp32 gradient shard (4 B): host = the GPU's optimizer bytes x 16 / 12.
+    doc["layout"]["optimizer_offload"] = true;
+    const Scenario offloaded = parse_scenario(doc, data_dir());
+    const MemoryReport a = estimate_memory(offloaded, resolve_layout(offloaded, offloaded.layout));
+    CHECK(a.stages[0].optimizer.value() == 0);
+    CHECK(a.host_peak.value() == doctest::Approx(kept.stages[0].optimizer.value() * 16.0 / 12.0));
+
+    // 20 whole layers at PP 1: one microbatch in flight, 20 layers' activations on the host.
+    doc["layout"]["optimizer_offload"] = false;
+    doc["layout"]["activation_offload_layers"] = 20;
+    const Scenario layers = parse_scenario(doc, data_dir());
+    const Layout l = resolve_layout(layers, layers.layout);
+    const MemoryReport b = estimate_memory(layers, l);
+    CHECK(b.host_peak.value() == doctest::Approx(20 * layer_activation_bytes(layers, l, runtime_traits(layers), 0)));
+    CHECK(b.fits());
+
+    // A host that cannot hold them: the layout does not fit, and the planner's screen refuses it.
+    doc["cluster"]["host"] = {{"memory_gib_per_gpu", 1}};
+    const Scenario small_host = parse_scenario(doc, data_dir());
+    const Layout ls = resolve_layout(small_host, small_host.layout);
+    const MemoryReport c = estimate_memory(small_host, ls);
+    CHECK(c.peak <= c.capacity);
+    CHECK_FALSE(c.fits_host());
+    CHECK_FALSE(c.fits());
+    CHECK_FALSE(memory_within(small_host, ls, runtime_traits(small_host), 0.0).has_value());
+}

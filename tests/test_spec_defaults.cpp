@@ -105,7 +105,7 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
         const ClusterSpec c = parse_cluster_fields({{"gpus", 16}, {"nic_gbps_per_gpu", 400}, {"storage", {{"write_gbps", 10}}}, {"host", json::object()}}, "/cluster", tiny_gpu());
         CHECK(check_defaults(cluster_fields(), c, "/cluster") == 10);
         CHECK(check_defaults(storage_fields(), c.storage, "/cluster/storage") == 0);
-        CHECK(check_defaults(host_fields(), c.host, "/cluster/host") == 1);
+        CHECK(check_defaults(host_fields(), c.host, "/cluster/host") == 2);
         CHECK(c.nvlink_domain_gpus == c.gpus_per_node);
         CHECK(c.storage.read_gbps == c.storage.write_gbps);
     }

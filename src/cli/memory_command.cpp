@@ -14,6 +14,19 @@
 namespace sextant::cli {
 
 namespace {
+// What the layout keeps in host memory per GPU, against the host's DRAM where it is known.
+std::string host_memory_line(const MemoryReport& r) {
+    if (r.host_peak.value() <= 0) return "";
+    if (r.host_capacity.value() <= 0)
+        return fmt::format("host memory {} per GPU (offloaded activations and optimizer states); the host's DRAM is not known: "
+                           "set cluster.host.memory_gib_per_gpu to check it\n",
+                           format_bytes(r.host_peak.value()));
+    const double left = (r.host_capacity - r.host_peak).value();
+    return fmt::format("host memory {} per GPU (offloaded activations and optimizer states) of {}: {} by {}\n",
+                       format_bytes(r.host_peak.value()), format_bytes(r.host_capacity.value()), r.fits_host() ? "fits" : "DOES NOT FIT",
+                       format_bytes(left >= 0 ? left : -left));
+}
+
 // The memory verdict, which text and JSON render.
 Output memory_output(const Scenario& s, const Layout& l, const MemoryReport& r) {
     Output out;
@@ -30,11 +43,15 @@ Output memory_output(const Scenario& s, const Layout& l, const MemoryReport& r) 
         {"/peak_stage", "", r.peak_stage},
         {"/capacity_bytes", "", r.capacity.value()},
         {"/headroom_bytes", "", headroom},
+        {"/host_peak_bytes", "", r.host_peak.value()},
+        {"/host_capacity_bytes", "", r.host_capacity.value()},
         {"/fits", "", r.fits()},
     });
+    const bool fits_hbm = r.peak <= r.capacity;
     out.note(fmt::format("peak {} on stage {} of {} HBM: {} by {}\n", format_bytes(r.peak.value()), r.peak_stage,
-                         format_bytes(r.capacity.value()), r.fits() ? "fits" : "DOES NOT FIT",
+                         format_bytes(r.capacity.value()), fits_hbm ? "fits" : "DOES NOT FIT",
                          format_bytes(headroom >= 0 ? headroom : -headroom)) +
+             host_memory_line(r) +
              fmt::format("other = communication and temporary buffers + CUDA context ({:.1f} GiB) + fragmentation ({:.0f}% of "
                          "tensors)",
                          s.memory.context_gib, 100 * s.memory.fragmentation));

@@ -60,15 +60,19 @@ json calibration_part(const std::string& value) {
 }
 
 void add_require_fit_flag(CLI::App* command, bool& require_fit) {
-    command->add_flag("--require-fit", require_fit, "refuse a layout that does not fit in GPU memory instead of warning");
+    command->add_flag("--require-fit", require_fit, "refuse a layout that does not fit in GPU (or host) memory instead of warning");
 }
 
 void check_fit(const MemoryReport& memory, bool require_fit) {
     if (memory.fits()) return;
-    const std::string peak = "peak " + format_bytes(memory.peak.value()) + " per GPU (stage " + std::to_string(memory.peak_stage) +
-                             ") of " + format_bytes(memory.capacity.value());
-    if (require_fit) throw InputError("--require-fit", peak, "the layout does not fit in GPU memory (`sextant memory` shows where it goes)");
-    std::cerr << "warning: the layout does not fit in GPU memory: " << peak << "; the times below are of a run that cannot start\n";
+    // GPU memory first; a layout that fits there may still offload more than the host holds.
+    const bool gpu = memory.peak > memory.capacity;
+    const std::string where = gpu ? "GPU memory" : "host memory";
+    const std::string peak = gpu ? "peak " + format_bytes(memory.peak.value()) + " per GPU (stage " + std::to_string(memory.peak_stage) +
+                                       ") of " + format_bytes(memory.capacity.value())
+                                 : format_bytes(memory.host_peak.value()) + " offloaded per GPU of " + format_bytes(memory.host_capacity.value());
+    if (require_fit) throw InputError("--require-fit", peak, "the layout does not fit in " + where + " (`sextant memory` shows where it goes)");
+    std::cerr << "warning: the layout does not fit in " << where << ": " << peak << "; the times below are of a run that cannot start\n";
 }
 
 }  // namespace sextant::cli

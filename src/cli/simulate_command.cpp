@@ -45,8 +45,11 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
         {"/mfu", "MFU", Value(r.mfu, Style::Fraction)},
         {"/hfu", "HFU", Value(r.hfu, Style::Fraction)},
         {"/peak_memory_bytes", "peak memory", Value(r.memory.peak.value(), Style::ByteSize),
-         fmt::format("of {} ({})", format_bytes(r.memory.capacity.value()), r.memory.fits() ? "fits" : "DOES NOT FIT")},
+         fmt::format("of {} ({})", format_bytes(r.memory.capacity.value()),
+                     r.memory.peak <= r.memory.capacity ? (r.memory.fits_host() ? "fits" : "fits; host memory does not: sextant memory")
+                                                        : "DOES NOT FIT")},
         {"/capacity_bytes", "", r.memory.capacity.value()},
+        {"/host_peak_bytes", "", r.memory.host_peak.value()},
         {"/fits", "", r.memory.fits()},
         {"/critical_stage", "", r.critical_stage},
         {"/framework", "", runtime},

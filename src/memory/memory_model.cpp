@@ -13,6 +13,7 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 
 struct ModelStates {
     double weights = 0, gradients = 0, optimizer = 0;
+    double host = 0;  // an offloaded optimizer's states and the fp32 gradient copy it steps on
 };
 
 // Mixed-precision AdamW per parameter: 16-bit weights, gradients in the runtime's dtype (fp32 in
@@ -32,7 +33,11 @@ ModelStates model_states(const TrainingSpec& t, const RuntimeTraits& traits, con
     m.weights = params * weight_bytes / (zero >= 3 ? shards : 1.0);
     if (!trained) return m;  // frozen (LoRA's base weights): no gradient, no optimizer state
     m.gradients = params * grad_bytes / (zero >= 2 ? shards : 1.0);
-    m.optimizer = l.optimizer_offload ? 0.0 : params * optimizer_bytes / (zero >= 1 ? shards : 1.0);
+    const double optimizer = params * optimizer_bytes / (zero >= 1 ? shards : 1.0);
+    m.optimizer = l.optimizer_offload ? 0.0 : optimizer;
+    // ZeRO-Offload (Ren et al. 2021) and Megatron's --optimizer-cpu-offload keep the states and
+    // an fp32 copy of the gradient shard in host memory.
+    if (l.optimizer_offload) m.host = optimizer + params * 4.0 / (zero >= 1 ? shards : 1.0);
     return m;
 }
 
@@ -101,7 +106,7 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
     const bool dual = def.placement == Placement::Dual;
     std::pair<std::int64_t, std::int64_t> previous_range{0, 0};
     bool previous_middle = false;
-    double per_microbatch = 0, offload_buffer = 0;
+    double per_microbatch = 0, offload_buffer = 0, offloaded_per_microbatch = 0, host_states = 0;
     StageMemory m;
     for (std::int64_t stage = 0; stage < l.pp; ++stage) {
         const auto range = layer_params.stage_range(stage);
@@ -122,18 +127,27 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
             m.weights = Bytes(dense.weights + expert.weights + adapters.weights);
             m.gradients = Bytes(dense.gradients + expert.gradients + adapters.gradients);
             m.optimizer = Bytes(dense.optimizer + expert.optimizer + adapters.optimizer);
+            host_states = dense.host + expert.host + adapters.host;
 
             // Offloaded layers (the stage's first) keep their activations in host memory; a
             // double buffer of the largest layer stays on the GPU for the moves. Offloaded module
             // inputs likewise keep a double buffer of the largest layer's.
             per_microbatch = 0;
             offload_buffer = 0;
+            offloaded_per_microbatch = 0;
             const std::int64_t kept = std::min(range.second, range.first + l.activation_offload_layers);
-            for (std::int64_t layer = range.first; layer < kept; ++layer)
+            for (std::int64_t layer = range.first; layer < kept; ++layer) {
                 offload_buffer = std::max(offload_buffer, 2.0 * activation_bytes(layer));
+                offloaded_per_microbatch += activation_bytes(layer);
+            }
             if (l.offload_modules != 0)
-                for (std::int64_t layer = range.first; layer < range.second; layer = s.model.moe_run_end(layer, range.second))
-                    offload_buffer = std::max(offload_buffer, 2.0 * kept_and_offloaded(layer).second);
+                for (std::int64_t layer = range.first; layer < range.second;) {
+                    const std::int64_t run_end = s.model.moe_run_end(layer, range.second);
+                    const double moved = kept_and_offloaded(layer).second;
+                    offload_buffer = std::max(offload_buffer, 2.0 * moved);
+                    offloaded_per_microbatch += moved * d(run_end - layer);
+                    layer = run_end;
+                }
             // Layer by layer in order (the sum's rounding is the order's), but a run of one kind
             // of layer (a dense model's whole stage) looks its bytes up once.
             for (std::int64_t layer = kept; layer < range.second;) {
@@ -149,7 +163,9 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
             m.buffers = Bytes(temporary_bytes(s, l, traits, stage, range));
             m.context = Bytes(s.memory.context_gib * kGiB);
         }
-        m.activations = Bytes(per_microbatch * def.in_flight(shape, stage) + offload_buffer);
+        const double in_flight = def.in_flight(shape, stage);
+        m.activations = Bytes(per_microbatch * in_flight + offload_buffer);
+        m.host = Bytes(offloaded_per_microbatch * in_flight + host_states);
         const Bytes tensors = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;
         m.fragmentation = tensors * s.memory.fragmentation;
         if (!visit(m)) return;
@@ -157,18 +173,21 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
 }
 
 Bytes hbm_capacity(const Scenario& s) { return Bytes(s.cluster.gpu.hbm_gib * kGiB); }
+Bytes host_capacity(const Scenario& s) { return Bytes(s.cluster.host.memory_gib_per_gpu * kGiB); }
 }  // namespace
 
 MemoryReport estimate_memory(const Scenario& s, const Layout& l, const RuntimeTraits& traits) {
     if (shards_like_zero1(l, traits)) return estimate_memory(s, effective_sharding(l, traits), traits);
     MemoryReport report;
     report.capacity = hbm_capacity(s);
+    report.host_capacity = host_capacity(s);
     report.stages.reserve(static_cast<std::size_t>(l.pp));
     each_stage(s, l, traits, [&](const StageMemory& m) {
         if (m.total() > report.peak) {
             report.peak = m.total();
             report.peak_stage = m.stage;
         }
+        report.host_peak = std::max(report.host_peak, m.host);
         report.stages.push_back(m);
         return true;
     });
@@ -179,6 +198,7 @@ std::optional<MemoryReport> memory_within(const Scenario& s, const Layout& l, co
     if (shards_like_zero1(l, traits)) return memory_within(s, effective_sharding_scratch(l, traits), traits, margin);
     MemoryReport report;
     report.capacity = hbm_capacity(s);
+    report.host_capacity = host_capacity(s);
     const double limit = offered_memory_bytes(report.capacity.value(), margin);
     bool within = true;
     each_stage(s, l, traits, [&](const StageMemory& m) {
@@ -187,7 +207,8 @@ std::optional<MemoryReport> memory_within(const Scenario& s, const Layout& l, co
             report.peak = m.total();
             report.peak_stage = m.stage;
         }
-        return true;
+        report.host_peak = std::max(report.host_peak, m.host);
+        return report.fits_host() || (within = false);
     });
     if (!within || !report.fits()) return std::nullopt;
     return report;

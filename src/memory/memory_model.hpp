@@ -20,6 +20,9 @@ struct StageMemory {
     Bytes buffers;       // communication and temporary buffers (ZeRO-3 gathers, DP buckets, logits)
     Bytes context;       // CUDA context, library workspaces
     Bytes fragmentation;
+    // In host memory, per GPU: offloaded activations (whole layers or module inputs, for every
+    // microbatch in flight) and an offloaded optimizer's states with its fp32 gradient copy.
+    Bytes host;
 
     Bytes other() const { return buffers + context + fragmentation; }
     Bytes total() const { return weights + gradients + optimizer + activations + other(); }
@@ -30,7 +33,10 @@ struct MemoryReport {
     Bytes peak;          // the largest stage total
     std::int64_t peak_stage = 0;
     Bytes capacity;      // HBM of one GPU
-    bool fits() const { return peak <= capacity; }
+    Bytes host_peak;     // the most any stage keeps in host memory per GPU
+    Bytes host_capacity; // host DRAM per GPU (cluster.host.memory_gib_per_gpu); 0: unknown, unchecked
+    bool fits_host() const { return host_capacity.value() <= 0 || host_peak <= host_capacity; }
+    bool fits() const { return peak <= capacity && fits_host(); }
     Bytes headroom() const { return capacity - peak; }
 };
 

@@ -59,6 +59,9 @@ constexpr FieldDef kHostFields[] = {
      "the GPU preset's platform_host_link_gbps, else 51 (HostSpec)", 0.1, 1e300, "", bind<&HostSpec::link_gbps>()},
     {"memory_gbps_per_gpu", FieldType::Number, "host DRAM bandwidth per GPU (sockets' bandwidth / GPUs)", "GB/s", default_number(60),
      0.1, 1e300, "", bind<&HostSpec::memory_gbps_per_gpu>()},
+    {"memory_gib_per_gpu", FieldType::Number,
+     "host DRAM per GPU (the node's memory / its GPUs), which offloaded activations and optimizer states must fit; 0: unknown, not checked",
+     "GiB", default_number(0), 0, 1e300, "", bind<&HostSpec::memory_gib_per_gpu>()},
     {"source", FieldType::String, "where the numbers come from"},
 };
 }  // namespace

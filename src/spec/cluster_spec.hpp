@@ -42,6 +42,7 @@ struct StorageSpec {
 struct HostSpec {
     double link_gbps = 51;            // GPU-host per direction, GB/s (measured H2D, PCIe Gen5 x16)
     double memory_gbps_per_gpu = 60;  // host DRAM bandwidth per GPU, GB/s
+    double memory_gib_per_gpu = 0;    // host DRAM per GPU, GiB, for what is offloaded to it; 0: unknown, unchecked
 };
 
 struct ClusterSpec {
