@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unistd.h>
@@ -202,7 +203,15 @@ TEST_CASE("memory and simulate say when offloaded states outgrow the host's DRAM
     std::ofstream(path) << doc.dump();
     const test::Output memory = test::run_sextant("memory " + path);
     const test::Output refused = test::run_sextant("simulate --require-fit " + path);
+    const std::string page = path + ".html";
+    const test::Output report = test::run_sextant("report " + path + " -o " + page);
+    std::ifstream in(page);
+    const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::remove(page.c_str());
     std::remove(path.c_str());
+    CHECK(report.code == 0);
+    CHECK(html.find("fits by") != std::string::npos);  // HBM
+    CHECK(html.find("per GPU of its 10.00 GiB: does not fit") != std::string::npos);
     CHECK(memory.code == 0);
     CHECK(memory.out.find("host memory") != std::string::npos);
     CHECK(memory.out.find("of 10.00 GiB: DOES NOT FIT") != std::string::npos);

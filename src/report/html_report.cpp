@@ -71,13 +71,20 @@ std::string memory_section(const MemoryView& v) {
         rows.push_back({std::to_string(s.stage), std::to_string(s.layers), gib(s.weights.value()), gib(s.gradients.value()),
                         gib(s.optimizer.value()), gib(s.activations.value()), gib(s.other().value()), gib(s.total().value())});
     const double headroom = v.memory.headroom().value();
+    // What is offloaded to the host, against its DRAM where the cluster gives it.
+    std::string host;
+    if (v.memory.host_peak.value() > 0)
+        host = v.memory.host_capacity.value() > 0
+                   ? fmt::format(" The host holds {} per GPU of its {}: {}.", format_bytes(v.memory.host_peak.value()),
+                                 format_bytes(v.memory.host_capacity.value()), v.memory.fits_host() ? "fits" : "does not fit")
+                   : fmt::format(" The host holds {} per GPU (its DRAM not given).", format_bytes(v.memory.host_peak.value()));
     return fmt::format(
-        "<section id=\"memory\"><h2>Memory per GPU</h2>\n{}<p class=\"note\">Peak {} on stage {} of {} HBM: {} by {}. The dashed line keeps "
+        "<section id=\"memory\"><h2>Memory per GPU</h2>\n{}<p class=\"note\">Peak {} on stage {} of {} HBM: {} by {}.{} The dashed line keeps "
         "{:g}% of HBM free (<code>/memory/safety_margin</code>); other = communication and temporary buffers, the CUDA context and "
         "fragmentation.</p>\n<details><summary>Memory per stage (GiB)</summary>\n{}</details></section>\n",
         figure(memory_chart(v, "memory-chart")), format_bytes(v.memory.peak.value()), v.memory.peak_stage,
-        format_bytes(v.memory.capacity.value()), v.memory.fits() ? "fits" : "does not fit",
-        format_bytes(headroom >= 0 ? headroom : -headroom), 100 * v.safety_margin,
+        format_bytes(v.memory.capacity.value()), v.memory.peak <= v.memory.capacity ? "fits" : "does not fit",
+        format_bytes(headroom >= 0 ? headroom : -headroom), host, 100 * v.safety_margin,
         table({"stage", "layers", "weights", "gradients", "optimizer", "activations", "other", "total"}, rows, "memory-table"));
 }
 

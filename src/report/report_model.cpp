@@ -33,7 +33,8 @@ json memory_json(const MemoryView& v) {
     json stages = json::array();
     for (const StageMemory& m : v.memory.stages) stages.push_back(stage_memory_json(m));
     return {{"stages", stages}, {"peak_bytes", v.memory.peak.value()}, {"peak_stage", v.memory.peak_stage},
-            {"capacity_bytes", v.memory.capacity.value()}, {"safety_margin", v.safety_margin}, {"fits", v.memory.fits()}};
+            {"capacity_bytes", v.memory.capacity.value()}, {"host_peak_bytes", v.memory.host_peak.value()},
+            {"host_capacity_bytes", v.memory.host_capacity.value()}, {"safety_margin", v.safety_margin}, {"fits", v.memory.fits()}};
 }
 
 json step_json(const StepView& v) {
