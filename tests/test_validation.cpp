@@ -297,6 +297,22 @@ TEST_CASE("rule: the GPU type is known, with the closest names suggested") {
     expect(d, "/cluster/gpu", "did you mean 'H100-SXM5-80GB'");
 }
 
+TEST_CASE("every topology preset is a cluster of a GPU preset, its NIC the GPU platform's, its host link and DRAM stated with a source") {
+    const auto presets = preset_names("topologies");
+    CHECK(presets.size() >= 6);
+    for (const std::string& name : presets) {
+        CAPTURE(name);
+        const json doc = load_preset("topologies", name, "");
+        const ClusterSpec c = parse_cluster(doc, "/cluster", load_gpu);
+        CHECK(gpu_preset_name(doc["gpu"].get<std::string>()) == doc["gpu"].get<std::string>());
+        if (c.gpu.platform_nic_gbps > 0 && name != "llama3-24k-roce") CHECK(c.fabric.nic_gbps_per_gpu == c.gpu.platform_nic_gbps);
+        REQUIRE(doc.contains("host"));
+        CHECK(doc["host"].contains("source"));
+        CHECK(c.host.link_gbps > 0);
+        if (name != "llama3-24k-roce") CHECK(c.host.memory_gib_per_gpu > 0);  // Meta's Grand Teton hosts: not published
+    }
+}
+
 TEST_CASE("a GPU goes by its preset name or any alias, as nvidia-smi and NVIDIA's tables write them") {
     const auto presets = preset_names("topologies/gpus");
     std::map<std::string, std::string> claimed;  // alias -> preset
