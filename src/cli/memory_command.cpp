@@ -47,9 +47,8 @@ Output memory_output(const Scenario& s, const Layout& l, const MemoryReport& r) 
         {"/host_capacity_bytes", "", r.host_capacity.value()},
         {"/fits", "", r.fits()},
     });
-    const bool fits_hbm = r.peak <= r.capacity;
     out.note(fmt::format("peak {} on stage {} of {} HBM: {} by {}\n", format_bytes(r.peak.value()), r.peak_stage,
-                         format_bytes(r.capacity.value()), fits_hbm ? "fits" : "DOES NOT FIT",
+                         format_bytes(r.capacity.value()), r.fits_hbm() ? "fits" : "DOES NOT FIT",
                          format_bytes(headroom >= 0 ? headroom : -headroom)) +
              host_memory_line(r) +
              fmt::format("other = communication and temporary buffers + CUDA context ({:.1f} GiB) + fragmentation ({:.0f}% of "

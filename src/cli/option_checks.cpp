@@ -66,7 +66,7 @@ void add_require_fit_flag(CLI::App* command, bool& require_fit) {
 void check_fit(const MemoryReport& memory, bool require_fit) {
     if (memory.fits()) return;
     // GPU memory first; a layout that fits there may still offload more than the host holds.
-    const bool gpu = memory.peak > memory.capacity;
+    const bool gpu = !memory.fits_hbm();
     const std::string where = gpu ? "GPU memory" : "host memory";
     const std::string peak = gpu ? "peak " + format_bytes(memory.peak.value()) + " per GPU (stage " + std::to_string(memory.peak_stage) +
                                        ") of " + format_bytes(memory.capacity.value())

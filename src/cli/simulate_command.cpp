@@ -46,7 +46,7 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
         {"/hfu", "HFU", Value(r.hfu, Style::Fraction)},
         {"/peak_memory_bytes", "peak memory", Value(r.memory.peak.value(), Style::ByteSize),
          fmt::format("of {} ({})", format_bytes(r.memory.capacity.value()),
-                     r.memory.peak <= r.memory.capacity ? (r.memory.fits_host() ? "fits" : "fits; host memory does not: sextant memory")
+                     r.memory.fits_hbm() ? (r.memory.fits_host() ? "fits" : "fits; host memory does not: sextant memory")
                                                         : "DOES NOT FIT")},
         {"/capacity_bytes", "", r.memory.capacity.value()},
         {"/host_peak_bytes", "", r.memory.host_peak.value()},

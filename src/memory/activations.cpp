@@ -38,6 +38,22 @@ PerToken op_checkpoint_per_token(const ModelSpec& m, std::int64_t layer, bool se
     return p;
 }
 
+// Elements per token of an attention layer's Q, K, V and output (the output projection's input),
+// before TP splits them. K and V per rank are its share of the KV heads, or one where tp exceeds
+// them (kv_heads_per_rank x tp, which the layout's rules make max(kv_heads, tp)).
+struct AttentionWidths {
+    double q = 0, k = 0, v = 0, out = 0;
+};
+AttentionWidths attention_widths(const ModelSpec& m, std::int64_t tp) {
+    const double heads = d(m.heads);
+    if (m.attention == AttentionKind::MultiLatent) {
+        const double qk = heads * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim), v = heads * d(m.mla.v_head_dim);
+        return {qk, qk, v, v};
+    }
+    const double q = heads * d(m.head_dim), kv = d(std::max(m.kv_heads, tp)) * d(m.head_dim);
+    return {q, kv, kv, q};
+}
+
 PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::int64_t seq, std::int64_t tp, std::uint8_t recompute) {
     PerToken p;
     const double h = d(m.hidden), heads = d(m.heads);
@@ -46,25 +62,16 @@ PerToken attention_per_token(const ModelSpec& m, const RuntimeTraits& t, std::in
     // gathers it again, whole where autograd saved the gathered copy.
     if (!(recompute & kRecomputeLayerNorm)) (t.sp_input_regathered ? p.replicated : p.unsplit) += t.saved_input_bytes * h;
     if (t.dropout) p.replicated += h;  // output dropout mask, 1 byte
-    double q, k, v;
-    if (m.attention == AttentionKind::MultiLatent) {
-        q = k = heads * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
-        v = heads * d(m.mla.v_head_dim);
-        // The compressed latents, inputs of the up-projections.
+    // The compressed latents, inputs of the up-projections.
+    if (m.attention == AttentionKind::MultiLatent)
         p.replicated += t.saved_input_bytes * d(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
-    } else {
-        q = heads * d(m.head_dim);
-        // Per rank (divided by tp below): its share of the KV heads, or one where tp exceeds them
-        // (kv_heads_per_rank x tp, which the layout's rules make max(kv_heads, tp)).
-        k = v = d(std::max(m.kv_heads, tp)) * d(m.head_dim);
-    }
-    const double out_projection_input = m.attention == AttentionKind::MultiLatent ? v : q;
+    const AttentionWidths w = attention_widths(m, tp);
     // The output gate's multiply keeps its two inputs, the gate and the attention output, beside
     // its product, the output projection's input.
-    if (m.attention_output_gate) p.sharded += 2 * 2 * q;
+    if (m.attention_output_gate) p.sharded += 2 * 2 * w.q;
     // Q, K, V for the attention core's backward, unless the up-projections rebuild them.
-    if (!(recompute & kRecomputeMlaUpProj)) p.sharded += 2 * (q + k + v);
-    p.sharded += 2 * out_projection_input;
+    if (!(recompute & kRecomputeMlaUpProj)) p.sharded += 2 * (w.q + w.k + w.v);
+    p.sharded += 2 * w.out;
     const bool core_kept = !(recompute & kRecomputeCoreAttn);
     if (!t.flash_attention && core_kept) {
         // Softmax output (2 bytes), and with dropout its mask (1) and output (2): 5as or 2as.
@@ -272,18 +279,9 @@ double offloaded_module_bytes(const Scenario& s, const Layout& l, const RuntimeT
         if (off & kOffloadAttnNorm) p.replicated += 2 * h;
         if ((off & kOffloadQkvLinear) && !(rc & kRecomputeLayerNorm))
             (t.sp_input_regathered ? p.replicated : p.unsplit) += t.saved_input_bytes * h;
-        const double heads = d(m.heads);
-        double q, kv, out;
-        if (m.attention == AttentionKind::MultiLatent) {
-            q = kv = heads * d(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
-            out = heads * d(m.mla.v_head_dim);
-            kv += out;  // K and V
-        } else {
-            q = out = heads * d(m.head_dim);
-            kv = 2 * d(std::max(m.kv_heads, l.tp)) * d(m.head_dim);
-        }
-        if ((off & kOffloadCoreAttn) && !(rc & kRecomputeMlaUpProj)) p.sharded += 2 * (q + kv);
-        if (off & kOffloadAttnProj) p.sharded += 2 * out;
+        const AttentionWidths w = attention_widths(m, l.tp);
+        if ((off & kOffloadCoreAttn) && !(rc & kRecomputeMlaUpProj)) p.sharded += 2 * (w.q + w.k + w.v);
+        if (off & kOffloadAttnProj) p.sharded += 2 * w.out;
     }
     if (m.layer_ffn(layer) != Ffn::None && (off & kOffloadMlpNorm)) p.replicated += 2 * h;
     if (m.layer_is_moe(layer) && !(rc & kRecomputeMoe)) {

@@ -35,8 +35,9 @@ struct MemoryReport {
     Bytes capacity;      // HBM of one GPU
     Bytes host_peak;     // the most any stage keeps in host memory per GPU
     Bytes host_capacity; // host DRAM per GPU (cluster.host.memory_gib_per_gpu); 0: unknown, unchecked
+    bool fits_hbm() const { return peak <= capacity; }
     bool fits_host() const { return host_capacity.value() <= 0 || host_peak <= host_capacity; }
-    bool fits() const { return peak <= capacity && fits_host(); }
+    bool fits() const { return fits_hbm() && fits_host(); }
     Bytes headroom() const { return capacity - peak; }
 };
 

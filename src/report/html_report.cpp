@@ -83,7 +83,7 @@ std::string memory_section(const MemoryView& v) {
         "{:g}% of HBM free (<code>/memory/safety_margin</code>); other = communication and temporary buffers, the CUDA context and "
         "fragmentation.</p>\n<details><summary>Memory per stage (GiB)</summary>\n{}</details></section>\n",
         figure(memory_chart(v, "memory-chart")), format_bytes(v.memory.peak.value()), v.memory.peak_stage,
-        format_bytes(v.memory.capacity.value()), v.memory.peak <= v.memory.capacity ? "fits" : "does not fit",
+        format_bytes(v.memory.capacity.value()), v.memory.fits_hbm() ? "fits" : "does not fit",
         format_bytes(headroom >= 0 ? headroom : -headroom), host, 100 * v.safety_margin,
         table({"stage", "layers", "weights", "gradients", "optimizer", "activations", "other", "total"}, rows, "memory-table"));
 }
