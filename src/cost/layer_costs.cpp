@@ -604,7 +604,14 @@ double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, c
 // host does more: the merged forward-backward schedule splits each layer into sub-stages with
 // synchronisations between them, which "aggravates the CPU overhead" (the DeepSeek-V3 on GB200
 // guide, section 4), by the generation's moe_overlap_host_factor.
-void moe_host_floor(const CostContext& ctx, const Layout& l, double rerun, LayerCost& c) {
+//
+// The synchronisation also orders the two: the host issues the expert path only once the GPU has
+// run everything queued before it (the layer's attention, norms, residuals; `before_sync`), and
+// the GPU, drained at that point, waits for what the host issues. A forward then takes
+// max(expert path's GPU time, host time) + the work before the synchronisation, not the larger
+// of the layer's GPU and host times: the step sums what the floor alone would overlap. The
+// backward has no such point (the forward's token counts are kept for it), so its floor stays.
+void moe_host_floor(const CostContext& ctx, const Layout& l, double rerun, const PhaseCost& before_sync, LayerCost& c) {
     const MoeSpec& e = ctx.scenario.model.moe;
     if (e.capacity_factor > 0 && e.pad_to_capacity) return;
     if (moe_dispatcher(l, ctx.runtime) == MoeDispatcher::HybridEP) return;
@@ -615,6 +622,7 @@ void moe_host_floor(const CostContext& ctx, const Layout& l, double rerun, Layer
     constexpr double kForwardShare = 1.2 / (1.2 + 2.1);
     c.host_forward = host * kForwardShare;
     c.host_backward = host * (1 - kForwardShare) + rerun * c.host_forward;
+    c.forward_before_sync = before_sync;
 }
 }  // namespace
 
@@ -708,6 +716,9 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     PhaseCost dense_mlp, dense_mlp_b;
     double dense_act = 0;
     const Ffn ffn = m.layer_ffn(layer);
+    // The forward work the layer queues before its MoE block, which the host's device-to-host
+    // synchronisation waits for (moe_host_floor).
+    const PhaseCost before_moe = f;
     if (ffn == Ffn::Moe) {
         moe = moe_block(ctx, k, x, l, groups, f, b);
         const bool mlp_tp_comm = m.moe.shared_experts > 0 || l.etp > 1;
@@ -852,7 +863,7 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
         }
     }
     b.memory += c.recompute;
-    if (ffn == Ffn::Moe) moe_host_floor(ctx, l, moe_rerun, c);
+    if (ffn == Ffn::Moe) moe_host_floor(ctx, l, moe_rerun, before_moe, c);
     return c;
 }
 

@@ -37,6 +37,10 @@ struct LayerCost {
     // The host's issue time of the layer's kernels that run outside a CUDA graph (seconds, one
     // microbatch): a floor under the phase's wall time where the GPU's work is shorter.
     double host_forward = 0, host_backward = 0;
+    // The forward's work ahead of the host's device-to-host synchronisation (a dropless MoE
+    // layer's mixer, norms and residuals before its token counts reach the host): the host issues
+    // the rest only once the GPU has run it, so its wall time adds to host_forward's floor.
+    PhaseCost forward_before_sync;
 };
 
 // Communicator group shapes of a layout, analysed once (the expensive part of a collective cost).

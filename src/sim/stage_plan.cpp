@@ -119,22 +119,23 @@ public:
             const LayerCost& lc = costs_[kind];
             terms_[kind] = {exposure_.of(lc.forward, 0.0, lc.backward.compute()), exposure_.of(lc.backward, lc.recompute, lc.forward.compute()),
                             lc.backward.weight_grad * exposure_.slowdown, params_(layer)};
-            // A hybrid model's MoE layer stands alone, and the host issues it while the GPU still
-            // runs the Mamba and attention layers before it, which Megatron-Bridge captures in
-            // CUDA graphs (its Nemotron-H configs' cuda_graph_scope ["mamba", "attn"]) and the
-            // host launches at once: the floor covers the wall time of the other layers between
-            // two MoE layers, on average over the pattern (a transformer layer holds its
-            // attention, whose time its own wall already counts).
-            double cover_forward = 0, cover_backward = 0;
-            if (lc.host_forward > 0 && counts_[kind] > 0)
+            // A hybrid model's MoE layer stands alone between Mamba and attention layers, which
+            // Megatron-Bridge captures in CUDA graphs (its Nemotron-H configs' cuda_graph_scope
+            // ["mamba", "attn"]) and the host launches at once. Backward, with no synchronisation
+            // (the forward's token counts are kept), the host issues a MoE layer while the GPU
+            // still runs the layers before it: the floor covers their wall time, on average over
+            // the pattern. Forward, the host issues the MoE block only after the
+            // synchronisation that waits for them (moe_host_floor), so they cover nothing.
+            double cover_backward = 0;
+            if (lc.host_backward > 0 && counts_[kind] > 0)
                 for (std::size_t other = 0; other < kLayerKinds; ++other) {
                     if (other == kind || counts_[other] == 0) continue;
                     const LayerCost& oc = costs_[other];
                     const double per = static_cast<double>(counts_[other]) / static_cast<double>(counts_[kind]);
-                    cover_forward += per * wall(exposure_.of(oc.forward, 0.0, oc.backward.compute()));
                     cover_backward += per * wall(exposure_.of(oc.backward, oc.recompute, oc.forward.compute()));
                 }
-            host_floor(terms_[kind].forward, lc.host_forward, cover_forward);
+            const double before_sync = lc.host_forward > 0 ? wall(exposure_.of(lc.forward_before_sync, 0.0, lc.backward.compute())) : 0.0;
+            host_floor(terms_[kind].forward, lc.host_forward + before_sync);
             host_floor(terms_[kind].backward, lc.host_backward, cover_backward);
             ready_.set(kind);
         }
