@@ -375,6 +375,230 @@ void check_deepspeed(const Case& c, const json& data) {
         }));
 }
 
+// An OmegaConf dot-list value as run_recipe.py reads it back: null, true/false, integers,
+// decimals, [a,b] lists, double-quoted or plain strings.
+json read_override(const std::string& text) {
+    if (text == "null") return json();
+    if (text == "true" || text == "false") return text == "true";
+    if (text.size() >= 2 && text.front() == '"') return json::parse(text);
+    if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+        json list = json::array();
+        std::string item;
+        std::istringstream parts(text.substr(1, text.size() - 2));
+        while (std::getline(parts, item, ',')) list.push_back(read_override(item));
+        return list;
+    }
+    std::size_t used = 0;
+    try {
+        const std::int64_t i = std::stoll(text, &used);
+        if (used == text.size()) return i;
+        const double d = std::stod(text, &used);
+        if (used == text.size()) return d;
+    } catch (const std::exception&) {
+    }
+    return text;
+}
+
+// The printed overrides, read back as the shell and the launcher would: one key=value a line.
+std::map<std::string, json> bridge_text_overrides(const Emitted& e) {
+    std::map<std::string, json> out;
+    std::istringstream lines(e.text);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (line.starts_with("#")) continue;
+        std::string word = line.substr(line.find_first_not_of(' '));
+        if (word.ends_with(" \\")) word.resize(word.size() - 2);
+        if (word.size() >= 2 && word.front() == '\'' && word.back() == '\'') word = word.substr(1, word.size() - 2);
+        const auto eq = word.find('=');
+        REQUIRE(eq != std::string::npos);
+        out[word.substr(0, eq)] = read_override(word.substr(eq + 1));
+    }
+    return out;
+}
+
+// A list value's words (Bridge's JSON lists).
+bool has_word(const Values& v, const std::string& name, const std::string& word) {
+    const auto got = v.get(name);
+    return got && got->is_array() && std::find(got->begin(), got->end(), json(word)) != got->end();
+}
+
+// The structural checks Megatron-Bridge's data names ("check" rules).
+void bridge_checks(const Case& c, const Values& v, const Emitted& e, const json& data) {
+    const ModelSpec& m = c.scenario.model;
+    const std::int64_t pp = v.number("model.pipeline_model_parallel_size"), layers = v.number("model.num_layers");
+    const auto vp_value = v.get("model.virtual_pipeline_model_parallel_size");
+    const std::int64_t vp = vp_value && !vp_value->is_null() ? vp_value->get<std::int64_t>() : 1;
+    const auto layout = v.get("model.pipeline_model_parallel_layout");
+    const auto note = [&](const std::string& text) {
+        return std::any_of(e.notes.begin(), e.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+    };
+    // bridge_pipeline_split: Megatron-Core's, on Bridge's keys.
+    if (layout && !layout->is_null()) {
+        const std::string text = *layout;
+        const auto stages = std::count(text.begin(), text.end(), '|') + 1;
+        CHECK(stages % pp == 0);
+        CHECK(text.front() == 'E');
+        CHECK(text.back() == 'L');
+        CHECK(std::count(text.begin(), text.end(), 't') == layers);
+        CHECK(std::count(text.begin(), text.end(), 'm') == m.mtp_layers);
+        CHECK(text.find_first_not_of("Etm|L") == std::string::npos);
+        CHECK((!vp_value || vp_value->is_null() || vp == stages / pp));
+    } else if (pp > 1 && !m.is_hybrid()) {
+        const auto first = v.get("model.num_layers_in_first_pipeline_stage"), last = v.get("model.num_layers_in_last_pipeline_stage");
+        std::int64_t rest = layers, middle = pp;
+        for (const auto& edge : {first, last})
+            if (edge && !edge->is_null()) {
+                CHECK(edge->get<std::int64_t>() > 0);
+                CHECK(edge->get<std::int64_t>() % vp == 0);
+                rest -= edge->get<std::int64_t>();
+                --middle;
+            }
+        if (middle > 0) {
+            CHECK(rest % middle == 0);
+            CHECK((rest / middle) % vp == 0);
+        }
+    }
+    // bridge_expert_grid: world divisible by etp x ep x pp; under the tp-pp-dp order with PP the
+    // expert and dense data-parallel sizes agree.
+    if (m.is_moe()) {
+        const auto etp_value = v.get("model.expert_tensor_parallel_size");
+        const std::int64_t ep = v.number("model.expert_model_parallel_size");
+        const std::int64_t etp = etp_value && !etp_value->is_null() ? etp_value->get<std::int64_t>() : (ep > 1 ? 1 : v.number("model.tensor_model_parallel_size"));
+        CHECK(c.scenario.cluster.gpus % (etp * ep * pp) == 0);
+        if (*v.get("dist.use_tp_pp_dp_mapping") == true && pp > 1)
+            CHECK(etp * ep == v.number("model.tensor_model_parallel_size") * v.number("model.context_parallel_size"));
+    }
+    // bridge_recompute_modules: no shared-expert recompute beside their overlap, no moe_act or
+    // layernorm recompute under delayed scaling.
+    if (has_word(v, "model.recompute_modules", "shared_experts")) CHECK(*v.get("model.moe_shared_expert_overlap") == false);
+    if (v.get("mixed_precision") && v.get("mixed_precision")->get<std::string>().find("delayed") != std::string::npos)
+        CHECK_FALSE((has_word(v, "model.recompute_modules", "moe_act") || has_word(v, "model.recompute_modules", "layernorm")));
+    // bridge_fine_grained_offloading: attn_proj with core_attn; no MoE-internal inputs while the
+    // whole MoE block is recomputed.
+    if (*v.get("model.fine_grained_activation_offloading") == true) {
+        if (has_word(v, "model.offload_modules", "attn_proj")) CHECK(has_word(v, "model.offload_modules", "core_attn"));
+        if (has_word(v, "model.recompute_modules", "moe"))
+            CHECK_FALSE((has_word(v, "model.offload_modules", "expert_fc1") || has_word(v, "model.offload_modules", "moe_act")));
+    }
+    // bridge_flex_backend_gpu: DeepEP on Ampere, Hopper, B200 and B300; HybridEP there and on
+    // GB200/GB300 NVL72.
+    if (v.has("model.moe_flex_dispatcher_backend")) {
+        const std::string gpu = c.scenario.cluster.gpu.name;
+        if (*v.get("model.moe_flex_dispatcher_backend") == "deepep") CHECK(gpu.find("GB") != 0);
+    }
+    // bridge_comm_overlap_owns_knobs: the overlaps are set where the recipe's section reads them.
+    for (const char* owned : {"model.tp_comm_overlap", "model.overlap_moe_expert_parallel_comm", "model.delay_wgrad_compute"})
+        CHECK_FALSE(v.has(owned));
+    CHECK(v.has("comm_overlap.tp_comm_overlap"));
+    if (*v.get("ddp.use_distributed_optimizer") == true)
+        for (const char* knob : {"overlap_grad_reduce", "overlap_param_gather"})
+            CHECK(v.get(std::string("comm_overlap.") + knob) == v.get(std::string("ddp.") + knob));
+    // bridge_fsdp_env: said beside the settings.
+    if (*v.get("ddp.use_megatron_fsdp") == true) CHECK(note("CUDA_DEVICE_MAX_CONNECTIONS"));
+    // bridge_fp8_bf16_edge_layers: the recipe's BF16 edge layers fit a pipeline stage.
+    if (v.has("mixed_precision")) {
+        const json& recipe = data["mixed_precision_recipes"][v.given.at("mixed_precision").get<std::string>()];
+        if (recipe.contains("bf16_layers_at_start_end") && recipe["bf16_layers_at_start_end"].is_array())
+            for (const auto& n : recipe["bf16_layers_at_start_end"]) CHECK(layers / pp >= n.get<std::int64_t>());
+    }
+}
+
+void check_bridge(const Case& c, const json& data) {
+    const Emitted e = emit_plan(EmitFormat::MegatronBridge, c.scenario, c.layout);
+    Values v = launch_of(c);
+    v.defaults = data["keys"];
+    // The recipe's architecture, which the overrides leave to it.
+    const ModelSpec& m = c.scenario.model;
+    const auto recipe = [&](const std::string& key, const json& value) {
+        if (value.is_null()) v.defaults[key]["default"] = value;
+        else v.given[key] = value;
+    };
+    recipe("model.num_layers", m.layers);
+    recipe("model.num_attention_heads", m.heads);
+    recipe("model.num_query_groups", m.kv_heads);
+    recipe("model.num_moe_experts", m.is_moe() ? json(m.moe.experts) : json());
+    recipe("model.multi_latent_attention", m.attention == AttentionKind::MultiLatent);
+    recipe("model.mtp_num_layers", m.mtp_layers);
+    std::set<std::string> printed_keys;
+    for (const auto& [section, value] : e.settings.items()) {
+        const auto visit = [&](const std::string& path, const json& x) {
+            REQUIRE_MESSAGE(data["keys"].contains(path), path << " is not a ConfigContainer key of Megatron-Bridge " << data["tag"]);
+            CHECK_MESSAGE(printed_keys.insert(path).second, path << " set twice");
+            const json& spec = data["keys"][path];
+            const std::string kind = spec["kind"];
+            // A null leaves the field unset: no value, its default gone.
+            if (x.is_null()) {
+                CHECK_MESSAGE(kind.ends_with("_or_null"), path << " cannot be null");
+                v.defaults[path]["default"] = x;
+                return;
+            }
+            v.given[path] = x;
+            if (kind == "str_list") {
+                REQUIRE(x.is_array());
+                CHECK(!x.empty());
+                for (const auto& w : x) CHECK_MESSAGE(std::find(spec["choices"].begin(), spec["choices"].end(), w) != spec["choices"].end(), w);
+                return;
+            }
+            json plain = {{"kind", kind.substr(0, kind.find("_or_null"))}};
+            if (spec.contains("choices")) plain["choices"] = spec["choices"];
+            if (plain["kind"] == "float") CHECK(x.is_number());
+            else check_kind(path, x, plain);
+        };
+        if (value.is_object())
+            for (const auto& [field, x] : value.items()) visit(section + "." + field, x);
+        else
+            visit(section, value);
+    }
+    for (const auto& rule : data["rules"]) {
+        if (!rule.contains("check")) {
+            // Bridge's lists are JSON arrays: if_contains reads a word of one.
+            if (rule.contains("if_contains")) {
+                bool all = true;
+                for (const auto& [name, word] : rule["if_contains"].items()) all = all && has_word(v, name, word);
+                if (!all) continue;
+                json rest = rule;
+                rest.erase("if_contains");
+                check_rule(rest, v);
+            } else {
+                check_rule(rule, v);
+            }
+        }
+    }
+    bridge_checks(c, v, e, data);
+    // What the shell and the launcher read back is what was set.
+    const auto printed = bridge_text_overrides(e);
+    CHECK(printed.size() == printed_keys.size());
+    for (const auto& path : printed_keys) {
+        REQUIRE_MESSAGE(printed.count(path), path << " is not printed");
+        const json set = v.given.count(path) ? v.given.at(path) : json();
+        CHECK_MESSAGE(printed.at(path) == set, path << ": printed " << printed.at(path).dump() << ", set " << set.dump());
+    }
+    // The plan's degrees and batch, every knob set (a recipe's default cannot survive).
+    CHECK(v.number("model.tensor_model_parallel_size") * v.number("model.pipeline_model_parallel_size") *
+              v.number("model.context_parallel_size") * c.layout.dp ==
+          c.scenario.cluster.gpus);
+    CHECK(v.number("train.micro_batch_size") == c.layout.microbatch);
+    CHECK(v.number("train.global_batch_size") == c.scenario.training.global_batch);
+    CHECK(v.number("dataset.seq_length") == c.scenario.training.seq_len);
+    for (const char* always : {"model.virtual_pipeline_model_parallel_size", "model.pipeline_model_parallel_layout", "model.recompute_granularity",
+                               "model.cpu_offloading", "model.fine_grained_activation_offloading", "model.sequence_parallel",
+                               "ddp.use_distributed_optimizer", "ddp.use_megatron_fsdp", "comm_overlap.tp_comm_overlap"})
+        CHECK_MESSAGE(printed_keys.count(always), always);
+    CHECK(*v.get("model.sequence_parallel") == (c.layout.sequence_parallel && c.layout.tp > 1));
+    if (m.is_moe()) {
+        CHECK(v.number("model.expert_model_parallel_size") == c.layout.ep);
+        CHECK(*v.get("comm_overlap.overlap_moe_expert_parallel_comm") == c.layout.ep_a2a_overlap);
+    }
+    // The precision's recipe runs the plan's GEMM precision.
+    REQUIRE(v.has("mixed_precision"));
+    const json& mp = data["mixed_precision_recipes"][v.given.at("mixed_precision").get<std::string>()];
+    const PrecisionRecipe& p = c.scenario.training.precision;
+    CHECK(mp["fp8"].is_null() == (p.operands != Precision::Fp8));
+    CHECK(mp["fp4"].is_null() == (p.name != std::string_view("nvfp4")));
+    if (p.name == std::string_view("mxfp8")) CHECK(mp["fp8_recipe"] == "mxfp8");
+    if (p.name == std::string_view("fp8")) CHECK(mp["fp8_recipe"] == "tensorwise");
+}
+
 // A cost model that prefers what a framework's search must get right: deep pipelines with
 // interleaving and uneven stages, many microbatches, sharded optimizers; it fits anything.
 class PreferAll : public Evaluator {
@@ -438,6 +662,117 @@ TEST_CASE("torchtitan (config classes at b5bcd76c66 and TOML of v0.2.2): every p
         check_torchtitan(c, current, EmitFormat::Torchtitan);
         check_torchtitan(c, toml, EmitFormat::TorchtitanToml);
     }
+}
+
+TEST_CASE("Megatron-Bridge (v0.6.0): every preset's overrides are ConfigContainer keys that pass its checks and read back as set") {
+    const json data = load_data("megatron-bridge-config-v0.6.0.json");
+    for (const Case& c : cases("nemo-2026")) {
+        CAPTURE(c.scenario.name);
+        CAPTURE(layout_label(c.layout));
+        check_bridge(c, data);
+    }
+}
+
+TEST_CASE("Megatron-Bridge exports set every knob the plan has, the ones it leaves off included, where the recipe's sections read them") {
+    const json data = load_data("megatron-bridge-config-v0.6.0.json");
+    Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-70b-h100.json");
+    s.training.framework = "nemo-2026";
+    Layout l = resolve_layout(s, s.layout);
+    const auto settings = [&](const Layout& layout) { return emit_plan(EmitFormat::MegatronBridge, s, layout).settings; };
+    // Llama 3 70B's 80 layers over PP 4 with VP 5: an even split, interleaved.
+    l.pp = 4;
+    l.vp = 5;
+    l.tp = 8;
+    l.cp = 1;
+    l.dp = s.cluster.gpus / (l.tp * l.pp);
+    l.stage_layers = {20, 20, 20, 20};
+    json st = settings(l);
+    CHECK(st["model"]["pipeline_model_parallel_size"] == 4);
+    CHECK(st["model"]["virtual_pipeline_model_parallel_size"] == 5);
+    CHECK(st["model"]["pipeline_model_parallel_layout"].is_null());
+    CHECK(st["model"]["num_layers_in_first_pipeline_stage"].is_null());
+    check_bridge({s, l}, data);
+    // Megatron's uneven split (first and last given, the middle even): its two fields.
+    l.vp = 1;
+    l.stage_layers = {19, 21, 21, 19};
+    st = settings(l);
+    CHECK(st["model"]["virtual_pipeline_model_parallel_size"].is_null());
+    CHECK(st["model"]["num_layers_in_first_pipeline_stage"] == 19);
+    CHECK(st["model"]["num_layers_in_last_pipeline_stage"] == 19);
+    check_bridge({s, l}, data);
+    // Any other split: the layout naming every stage, which the shell and Hydra read quoted.
+    l.stage_layers = {18, 22, 21, 19};
+    const Emitted irregular = emit_plan(EmitFormat::MegatronBridge, s, l);
+    CHECK(irregular.settings["model"]["pipeline_model_parallel_layout"] ==
+          "E" + std::string(18, 't') + "|" + std::string(22, 't') + "|" + std::string(21, 't') + "|" + std::string(19, 't') + "L");
+    CHECK(irregular.text.find("'model.pipeline_model_parallel_layout=\"Etttttttttttttttttt|") != std::string::npos);
+    check_bridge({s, l}, data);
+    // Off is said too: no recompute, no offload, VP null, where a recipe may have set them.
+    l.pp = 1;
+    l.stage_layers = {80};
+    l.dp = s.cluster.gpus / l.tp;
+    l.recompute = Recompute::None;
+    st = settings(l);
+    CHECK(st["model"]["recompute_granularity"].is_null());
+    CHECK(st["model"]["cpu_offloading"] == false);
+    CHECK(st["model"]["fine_grained_activation_offloading"] == false);
+    CHECK(st["model"]["virtual_pipeline_model_parallel_size"].is_null());
+    check_bridge({s, l}, data);
+    // Selective recompute: Megatron's module names as a list.
+    l.recompute = Recompute::Selective;
+    l.recompute_modules = kRecomputeCoreAttn | kRecomputeLayerNorm;
+    st = settings(l);
+    CHECK(st["model"]["recompute_granularity"] == "selective");
+    CHECK(st["model"]["recompute_modules"] == json({"core_attn", "layernorm"}));
+    check_bridge({s, l}, data);
+    // ZeRO-3 without PP or EP: torch FSDP2; with PP, Megatron-FSDP, with the distributed
+    // optimizer Bridge switches on for it, its checkpoint format and its environment note.
+    l.zero_stage = 3;
+    st = settings(l);
+    CHECK(st["dist"]["use_torch_fsdp2"] == true);
+    CHECK(st["ddp"]["use_megatron_fsdp"] == false);
+    check_bridge({s, l}, data);
+    l.pp = 2;
+    l.stage_layers = {40, 40};
+    l.dp = s.cluster.gpus / (l.tp * l.pp);
+    const Emitted fsdp = emit_plan(EmitFormat::MegatronBridge, s, l);
+    CHECK(fsdp.settings["dist"]["use_torch_fsdp2"] == false);
+    CHECK(fsdp.settings["ddp"]["use_megatron_fsdp"] == true);
+    CHECK(fsdp.settings["dist"]["use_megatron_fsdp"] == true);
+    CHECK(fsdp.settings["ddp"]["use_distributed_optimizer"] == true);
+    CHECK(fsdp.settings["checkpoint"]["ckpt_format"] == "fsdp_dtensor");
+    check_bridge({s, l}, data);
+    // The TP overlap the plan priced is the comm_overlap section's, with sequence parallelism.
+    l.zero_stage = 1;
+    l.sequence_parallel = true;
+    st = settings(l);
+    CHECK(st["comm_overlap"]["tp_comm_overlap"] == true);
+    CHECK(st["model"]["sequence_parallel"] == true);
+    CHECK_FALSE(st["model"].contains("tp_comm_overlap"));
+    check_bridge({s, l}, data);
+    // Each precision's named recipe.
+    for (const auto& [precision, recipe] : {std::pair{"bf16", "bf16_mixed"}, std::pair{"fp8", "bf16_with_fp8_current_scaling_mixed"},
+                                            std::pair{"mxfp8", "bf16_with_mxfp8_mixed"}, std::pair{"nvfp4", "bf16_with_nvfp4_mixed"},
+                                            std::pair{"fp8_blockwise", "bf16_with_fp8_subchannel_scaling_mixed"}}) {
+        Scenario p = s;
+        p.training.precision = precision_recipe(precision, "/training/precision");
+        CHECK(emit_plan(EmitFormat::MegatronBridge, p, l).settings["mixed_precision"] == recipe);
+        CHECK(data["mixed_precision_recipes"].contains(recipe));
+    }
+    // A MoE plan: expert degrees, the dispatcher and the all-to-all overlap with its delayed
+    // weight gradients, in the comm_overlap section.
+    Scenario dsv3 = load_scenario(data_dir() / "scenarios" / "deepseek-v3-h100.json");
+    dsv3.training.framework = "nemo-2026";
+    dsv3.layout.moe_dispatcher = MoeDispatcher::HybridEP;
+    Layout moe = resolve_layout(dsv3, dsv3.layout);
+    const json m = emit_plan(EmitFormat::MegatronBridge, dsv3, moe).settings;
+    CHECK(m["model"]["expert_model_parallel_size"] == moe.ep);
+    CHECK(m["model"]["moe_token_dispatcher_type"] == "flex");
+    CHECK(m["model"]["moe_flex_dispatcher_backend"] == "hybridep");
+    CHECK(m["model"]["moe_expert_capacity_factor"].is_null());
+    CHECK(m["comm_overlap"]["overlap_moe_expert_parallel_comm"] == moe.ep_a2a_overlap);
+    CHECK(m["comm_overlap"]["delay_wgrad_compute"] == moe.ep_a2a_overlap);
+    check_bridge({dsv3, moe}, data);
 }
 
 TEST_CASE("DeepSpeed: every preset's config passes the keys and batch checks of runtime/config.py at edaa722126") {
@@ -640,7 +975,7 @@ TEST_CASE("torchtitan exports compile the model, and switch on async TP where th
 TEST_CASE("emit --json carries the settings, the target version and the notes") {
     Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-405b-h100.json");
     const Layout l = resolve_layout(s, s.layout);
-    for (EmitFormat f : {EmitFormat::Megatron, EmitFormat::Torchtitan, EmitFormat::TorchtitanToml, EmitFormat::DeepSpeed}) {
+    for (EmitFormat f : {EmitFormat::Megatron, EmitFormat::MegatronBridge, EmitFormat::Torchtitan, EmitFormat::TorchtitanToml, EmitFormat::DeepSpeed}) {
         const json doc = emit_plan(f, s, l).to_json();
         CHECK(doc["format"] == emit_format_name(f));
         CHECK(doc["target"].get<std::string>().find(emit_target(f).framework == std::string("deepspeed") ? "DeepSpeed" : "") != std::string::npos);
@@ -682,6 +1017,13 @@ TEST_CASE("sextant plan end to end: the issue's scenario plans and emits one JSO
     CHECK(status("--memory-margin 2") == 2);
     CHECK(status("--objective time_to_train") == 2);  // no token budget in the scenario
     CHECK(status("--emit megatorn") == 2);
+    // Megatron-Bridge's overrides, planned on the scenario's framework (the default here).
+    REQUIRE(status("--emit megatron-bridge --json") == 0);
+    std::ifstream bridge(out);
+    const json b = json::parse(bridge);
+    CHECK(b["format"] == "megatron-bridge");
+    CHECK(b["settings"]["train"]["global_batch_size"] == 512);
+    CHECK(b["settings"]["model"]["tensor_model_parallel_size"] == b["layout"]["tp"]);
     std::filesystem::remove_all(dir);
 }
 

@@ -270,7 +270,7 @@ std::string search_framework(const PlanArgs& a, const Scenario& s) {
     // NeMo runs Megatron-Core: its plans launch with Megatron-LM's arguments.
     const bool same_family = current.find(family) != std::string::npos || (family == "megatron" && current.starts_with("nemo"));
     if (same_family) return current;
-    return nearest_runtime_profile(family == "deepspeed" ? "megatron-deepspeed-2022" : family + "-2024");
+    return emit_target(parse_emit_format(a.emit)).runtime;
 }
 
 void run_plan(const PlanArgs& a) {
@@ -324,7 +324,7 @@ void add_plan_command(CLI::App& app) {
     cmd->add_option("--global-batch", args.global_batch, "also search the global batch: N, N1,N2 or LO..HI");
     cmd->add_option("--framework", args.framework,
                     "framework generation to plan for (calibration/runtime/; default: the scenario's, or the --emit target's)");
-    cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron, torchtitan (Python config), torchtitan-toml (v0.2.2) or deepspeed; with --json one document");
+    cmd->add_option("--emit", args.emit, "print the winner's launch settings: megatron (Megatron-LM arguments), megatron-bridge (run_recipe.py overrides), torchtitan (Python config), torchtitan-toml (v0.2.2) or deepspeed; with --json one document");
     cmd->add_option("--memory-margin", args.memory_margin,
                     "share of HBM a plan must leave free to be offered (default: the scenario's /memory/safety_margin, 0.1; 0 offers all that fits)")
         ->check(in_range(0, 0.9, "must be a fraction of HBM from 0 to below 0.9 (e.g. 0.1)"));

@@ -17,11 +17,19 @@ namespace sextant {
 namespace {
 // The versions the settings are written for; tests/data/ holds each one's accepted flags or keys
 // and cross-flag rules, transcribed from that commit's sources.
-constexpr EmitTarget kMegatron = {"megatron", "Megatron-LM main @ d98e8a64dd (2026-08-22), megatron/training/arguments.py"};
+constexpr EmitTarget kMegatron = {"megatron", "Megatron-LM main @ d98e8a64dd (2026-08-22), megatron/training/arguments.py",
+                                  "megatron-core-2024"};
 constexpr EmitTarget kTorchtitan = {"torchtitan",
-                                    "torchtitan main @ b5bcd76c66 (2026-08-21): Python config classes (torchtitan/config/configs.py)"};
-constexpr EmitTarget kTorchtitanToml = {"torchtitan", "torchtitan v0.2.2 (2026-02-20), the last TOML release (torchtitan/config/job_config.py)"};
-constexpr EmitTarget kDeepSpeed = {"deepspeed", "DeepSpeed master @ edaa722126 (2026-08-22), deepspeed/runtime/config.py"};
+                                    "torchtitan main @ b5bcd76c66 (2026-08-21): Python config classes (torchtitan/config/configs.py)",
+                                    "torchtitan-2024"};
+constexpr EmitTarget kTorchtitanToml = {"torchtitan", "torchtitan v0.2.2 (2026-02-20), the last TOML release (torchtitan/config/job_config.py)",
+                                        "torchtitan-2024"};
+constexpr EmitTarget kDeepSpeed = {"deepspeed", "DeepSpeed master @ edaa722126 (2026-08-22), deepspeed/runtime/config.py",
+                                   "megatron-deepspeed-2022"};
+constexpr EmitTarget kMegatronBridge = {"megatron",
+                                        "Megatron-Bridge v0.6.0 (51885cf13, 2026-08-19; Megatron-Core cd4afffa64): "
+                                        "scripts/training/run_recipe.py ConfigContainer overrides",
+                                        "nemo-2026"};
 
 std::string num(std::int64_t v) { return std::to_string(v); }
 
@@ -32,6 +40,30 @@ void flag(Emitted& e, const std::string& name) { e.args.emplace_back(name, std::
 RuntimeProfile runtime(const Scenario& s) { return load_runtime_profile(s.training.framework, "/training/framework"); }
 // The plan's MoE token dispatcher (moe_dispatcher: its own, else its framework generation's).
 MoeDispatcher dispatcher(const Scenario& s, const Layout& l) { return moe_dispatcher(l, runtime(s)); }
+
+// Megatron-Core's token dispatcher settings (TransformerConfig.moe_token_dispatcher_type, and
+// moe_flex_dispatcher_backend for the flex dispatcher's DeepEP and HybridEP kernels).
+struct DispatcherSetting {
+    const char* type;
+    const char* flex_backend;  // nullptr unless the type is flex
+};
+DispatcherSetting dispatcher_setting(MoeDispatcher d) {
+    switch (d) {
+        case MoeDispatcher::AllToAll: return {"alltoall", nullptr};
+        case MoeDispatcher::AllGather: return {"allgather", nullptr};
+        case MoeDispatcher::DeepEP: return {"flex", "deepep"};
+        case MoeDispatcher::HybridEP: return {"flex", "hybridep"};
+    }
+    return {"alltoall", nullptr};
+}
+
+// Megatron-Core's DeepEP backend does not pad experts to capacity (transformer_config.py): a
+// padded plan runs with HybridEP (`hybridep_setting`, in the target's spelling) or all-to-all.
+void deepep_padding_note(MoeDispatcher d, const MoeSpec& moe, const char* hybridep_setting, Emitted& e) {
+    if (d == MoeDispatcher::DeepEP && moe.pad_to_capacity)
+        e.notes.push_back(std::string("Megatron's DeepEP backend does not pad experts to capacity (transformer_config.py): run the "
+                                      "padded plan with ") + hybridep_setting + " or the alltoall dispatcher");
+}
 
 // torchtitan settings live under "section.key"; one setter for both generations.
 void key(Emitted& e, const std::string& section, const std::string& name, const json& value) {
@@ -220,19 +252,11 @@ const Feature kFeatures[] = {
          // Megatron's default expert TP is the dense tp; the plan's is its own knob.
          arg(e, "--expert-tensor-parallel-size", l.etp);
          const MoeDispatcher d = dispatcher(s, l);
-         switch (d) {
-             case MoeDispatcher::AllToAll: arg(e, "--moe-token-dispatcher-type", "alltoall"); break;
-             case MoeDispatcher::AllGather: arg(e, "--moe-token-dispatcher-type", "allgather"); break;
-             case MoeDispatcher::DeepEP:
-             case MoeDispatcher::HybridEP:
-                 arg(e, "--moe-token-dispatcher-type", "flex");
-                 arg(e, "--moe-flex-dispatcher-backend", std::string(name_of(d)));
-                 break;
-         }
+         const DispatcherSetting setting = dispatcher_setting(d);
+         arg(e, "--moe-token-dispatcher-type", setting.type);
+         if (setting.flex_backend) arg(e, "--moe-flex-dispatcher-backend", setting.flex_backend);
          flag(e, "--moe-grouped-gemm");
-         if (d == MoeDispatcher::DeepEP && moe.pad_to_capacity)
-             e.notes.push_back("Megatron's DeepEP backend does not pad experts to capacity (transformer_config.py): run the padded "
-                               "plan with --moe-flex-dispatcher-backend hybridep or the alltoall dispatcher");
+         deepep_padding_note(d, moe, "--moe-flex-dispatcher-backend hybridep", e);
          if (moe.capacity_factor > 0) {
              arg(e, "--moe-expert-capacity-factor", fmt::format("{}", moe.capacity_factor));
              if (moe.pad_to_capacity) flag(e, "--moe-pad-expert-input-to-capacity");
@@ -457,39 +481,59 @@ std::string pipeline_layout(const Scenario& s, const Layout& l) {
     return out + std::string(static_cast<std::size_t>(s.model.mtp_layers), 'm') + "L";
 }
 
-void megatron_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
-    if (l.pp == 1) return;
-    if (l.schedule != Schedule::OneFOneB && l.schedule != Schedule::Interleaved)
-        e.notes.push_back(fmt::format("Megatron-Core ships no {} schedule: the export runs {}", schedule_name(l.schedule),
-                                      l.vp > 1 ? "interleaved 1F1B" : "1F1B"));
-    if (s.model.is_hybrid()) return;  // the split is in --hybrid-layer-pattern
+// How Megatron-Core is told the plan's stages (pp > 1, not a hybrid model, whose split is its
+// pattern): an even split as the virtual stages per rank; Megatron's uneven split (first and last
+// stages given, the middle ones sharing the rest evenly) where it holds; else the layout that
+// names every virtual stage (TransformerConfig.pipeline_model_parallel_layout).
+struct PipelineSplit {
+    std::int64_t vp = 1;                 // virtual stages per rank, where the split is not a layout
+    std::int64_t first = 0, last = 0;    // Megatron's uneven split; 0 where even
+    std::string layout;                  // every virtual stage; empty where the above say it
+};
+PipelineSplit pipeline_split(const Scenario& s, const Layout& l) {
     const auto& split = l.stage_layers;
     const std::int64_t middle = split[split.size() / 2];
     const bool even = std::all_of(split.begin(), split.end(), [&](std::int64_t n) { return n == split.front(); });
     const bool middles_equal = std::all_of(split.begin() + 1, split.end() - 1, [&](std::int64_t n) { return n == middle; });
     const auto divides = [&](std::int64_t n) { return n % l.vp == 0; };
-    if (even && divides(split.front())) {
-        if (l.vp > 1) arg(e, "--num-virtual-stages-per-pipeline-rank", l.vp);
-    } else if (middles_equal && l.pp > 2 && divides(split.front()) && divides(split.back()) && divides(middle)) {
-        // Megatron's uneven split: first and last given, the middle stages share the rest evenly.
-        if (l.vp > 1) arg(e, "--num-virtual-stages-per-pipeline-rank", l.vp);
-        arg(e, "--decoder-first-pipeline-num-layers", split.front());
-        arg(e, "--decoder-last-pipeline-num-layers", split.back());
-    } else {
-        // Any other split, and chunks of unequal size: the layout names every virtual stage.
-        arg(e, "--pipeline-model-parallel-layout", pipeline_layout(s, l));
+    if (even && divides(split.front())) return {l.vp, 0, 0, ""};
+    if (middles_equal && l.pp > 2 && divides(split.front()) && divides(split.back()) && divides(middle))
+        return {l.vp, split.front(), split.back(), ""};
+    return {1, 0, 0, pipeline_layout(s, l)};
+}
+
+// The schedule Megatron-Core runs for the plan's: it ships 1F1B and interleaved 1F1B.
+void megatron_schedule_note(const Layout& l, Emitted& e) {
+    if (l.pp > 1 && l.schedule != Schedule::OneFOneB && l.schedule != Schedule::Interleaved)
+        e.notes.push_back(fmt::format("Megatron-Core ships no {} schedule: the export runs {}", schedule_name(l.schedule),
+                                      l.vp > 1 ? "interleaved 1F1B" : "1F1B"));
+}
+
+void megatron_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
+    if (l.pp == 1) return;
+    megatron_schedule_note(l, e);
+    if (s.model.is_hybrid()) return;  // the split is in --hybrid-layer-pattern
+    const PipelineSplit p = pipeline_split(s, l);
+    if (!p.layout.empty()) {
+        arg(e, "--pipeline-model-parallel-layout", p.layout);
+        return;
+    }
+    if (p.vp > 1) arg(e, "--num-virtual-stages-per-pipeline-rank", p.vp);
+    if (p.first > 0) {
+        arg(e, "--decoder-first-pipeline-num-layers", p.first);
+        arg(e, "--decoder-last-pipeline-num-layers", p.last);
     }
 }
 
 // --recompute-modules: the modules the plan priced, in Megatron's names (TransformerConfig's
 // allowed set; its own default is core_attn alone). The export targets current Megatron, whose
 // attention is flash attention (Transformer Engine): the default set is flash attention's.
-std::string megatron_recompute_modules(const Scenario& s, const Layout& l, Emitted& e) {
+std::vector<std::string> megatron_recompute_modules(const Scenario& s, const Layout& l, Emitted& e) {
     const std::uint8_t modules = active_recompute_modules(l.recompute, l.recompute_modules, true);
     const bool moe = s.model.is_moe(), mla = s.model.attention == AttentionKind::MultiLatent;
-    std::string names;
+    std::vector<std::string> names;
     const auto add = [&](bool wanted, const char* name) {
-        if (wanted) names += (names.empty() ? "" : " ") + std::string(name);
+        if (wanted) names.emplace_back(name);
     };
     add(modules & kRecomputeCoreAttn, "core_attn");
     add(modules & kRecomputeLayerNorm, "layernorm");
@@ -507,8 +551,8 @@ std::string megatron_recompute_modules(const Scenario& s, const Layout& l, Emitt
 void megatron_recompute(const Scenario& s, const Layout& l, Emitted& e) {
     if (l.recompute == Recompute::Selective) {
         arg(e, "--recompute-granularity", "selective");
-        const std::string modules = megatron_recompute_modules(s, l, e);
-        if (!modules.empty()) arg(e, "--recompute-modules", modules);
+        const std::vector<std::string> modules = megatron_recompute_modules(s, l, e);
+        if (!modules.empty()) arg(e, "--recompute-modules", fmt::format("{}", fmt::join(modules, " ")));
     }
     if (l.recompute == Recompute::Full) {
         arg(e, "--recompute-granularity", "full");
@@ -524,16 +568,27 @@ void megatron_recompute(const Scenario& s, const Layout& l, Emitted& e) {
     }
 }
 
+// How Megatron-Core shards the plan's data parallelism: ZeRO-1/2 as the distributed optimizer,
+// ZeRO-3 as torch FSDP2 where Megatron allows it (no pipeline or expert parallelism, untied
+// embeddings, not fp16, no shard groups), else as Megatron-FSDP.
+enum class DataParallelMode { Replicated, DistributedOptimizer, TorchFsdp2, MegatronFsdp };
+DataParallelMode data_parallel_mode(const Scenario& s, const Layout& l) {
+    if (l.zero_stage == 1 || l.zero_stage == 2) return DataParallelMode::DistributedOptimizer;
+    if (l.zero_stage != 3) return DataParallelMode::Replicated;
+    const bool fsdp2 = l.pp == 1 && l.ep == 1 && !s.model.tied_embeddings && s.training.precision.name != "fp16" && l.dp_replicas() == 1;
+    return fsdp2 ? DataParallelMode::TorchFsdp2 : DataParallelMode::MegatronFsdp;
+}
+
 void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
     // HSDP: the data-parallel ranks split into --num-distributed-optimizer-instances replicas, each
     // instance sharding over consecutive ranks (Megatron-LM d98e8a64 parallel_state.py); under
     // ZeRO-3 Megatron-FSDP replicates across them (--outer-dp-sharding-strategy no_shard, its
     // default, megatron/training/arguments.py), which torch FSDP2 under Megatron does not offer.
     const bool hsdp = l.dp_replicas() > 1;
-    const bool fsdp2 = l.zero_stage == 3 && l.pp == 1 && l.ep == 1 && !s.model.tied_embeddings &&
-                       s.training.precision.name != "fp16" && !hsdp;
+    const DataParallelMode mode = data_parallel_mode(s, l);
+    const bool fsdp2 = mode == DataParallelMode::TorchFsdp2;
     if (hsdp) arg(e, "--num-distributed-optimizer-instances", l.dp_replicas());
-    if (l.zero_stage == 1 || l.zero_stage == 2) flag(e, "--use-distributed-optimizer");
+    if (mode == DataParallelMode::DistributedOptimizer) flag(e, "--use-distributed-optimizer");
     if (l.zero_stage == 2)
         e.notes.push_back("Megatron's distributed optimizer shards the optimizer state and reduce-scatters the gradients: the "
                           "planned ZeRO-2 runs as it");
@@ -543,7 +598,7 @@ void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
         flag(e, "--use-torch-fsdp2");
         flag(e, "--no-gradient-accumulation-fusion");
         arg(e, "--ckpt-format", "torch_dist");
-    } else if (l.zero_stage == 3) {
+    } else if (mode == DataParallelMode::MegatronFsdp) {
         flag(e, "--use-megatron-fsdp");
         arg(e, "--data-parallel-sharding-strategy", "optim_grads_params");
         arg(e, "--ckpt-format", "fsdp_dtensor");
@@ -595,6 +650,218 @@ Emitted megatron(const Scenario& s, const Layout& l) {
         e.text += (i ? " \\\n  " : "  ") + name + (value ? " " + (value->find_first_of("[]()|*") != std::string::npos ? "\"" + *value + "\"" : *value) : "");
     }
     e.text += "\n";
+    return e;
+}
+
+// ---- Megatron-Bridge ----------------------------------------------------------------------
+//
+// Overrides of the ConfigContainer (section.field=value) that Megatron-Bridge's
+// scripts/training/run_recipe.py takes after the recipe it starts from. The recipe (or model
+// provider) builds the model; the overrides set every knob of the plan, the ones it leaves off
+// included (null, false), so that no recipe default the plan did not price survives: a recipe's
+// VP, recompute or offload would otherwise stay beside the plan's. The decisions are the
+// Megatron export's (pipeline_split, megatron_recompute_modules, dispatcher_setting,
+// data_parallel_mode, tp_overlap): Bridge configures the same Megatron-Core.
+
+void set(Emitted& e, const std::string& path, const json& value) {
+    const auto dot = path.find('.');
+    if (dot == std::string::npos) e.settings[path] = value;
+    else e.settings[path.substr(0, dot)][path.substr(dot + 1)] = value;
+}
+
+json names_json(const std::vector<std::string>& names) { return json(names); }
+
+// A value as an OmegaConf dot-list override reads it: true/false, null, numbers as written,
+// lists as [a,b]; a string YAML would read as something else, or that holds its flow or block
+// indicators (Megatron's pipeline layout: "Et|tt|L"), in double quotes.
+std::string bridge_value(const json& v) {
+    if (v.is_null()) return "null";
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    if (v.is_array()) {
+        std::string out = "[";
+        for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + bridge_value(v[i]);
+        return out + "]";
+    }
+    if (!v.is_string()) return v.dump();
+    const std::string text = v.get<std::string>();
+    const bool plain = !text.empty() && text.find_first_of("|[]{}:#,&*!%@`'\" ()") == std::string::npos &&
+                       text != "true" && text != "false" && text != "null";
+    return plain ? text : json(text).dump();
+}
+
+// One shell word: single-quoted where the shell would read its characters.
+std::string shell_word(const std::string& word) {
+    if (word.find_first_of("|[]{}()*?&;<>$`\"' !#~") == std::string::npos) return word;
+    std::string out = "'";
+    for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// The named mixed-precision recipe (src/megatron/bridge/training/mixed_precision.py) that runs
+// the plan's precision; nullopt where Bridge names none.
+std::optional<std::string> bridge_mixed_precision(const PrecisionRecipe& r) {
+    const std::string_view p = r.name;
+    if (p == "bf16") return "bf16_mixed";
+    if (p == "fp16") return "fp16_mixed";
+    if (p == "fp8") return "bf16_with_fp8_current_scaling_mixed";
+    if (p == "fp8_delayed") return "bf16_with_fp8_delayed_scaling_mixed";
+    if (p == "fp8_blockwise") return "bf16_with_fp8_subchannel_scaling_mixed";
+    if (p == "mxfp8") return "bf16_with_mxfp8_mixed";
+    if (p == "nvfp4") return "bf16_with_nvfp4_mixed";
+    return std::nullopt;
+}
+
+void bridge_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
+    PipelineSplit p;
+    if (l.pp > 1 && !s.model.is_hybrid()) p = pipeline_split(s, l);
+    else p.vp = l.vp;
+    megatron_schedule_note(l, e);
+    if (l.pp > 1 && s.model.is_hybrid())
+        e.notes.push_back("a hybrid model's pipeline split is its layer pattern (the Mamba provider's hybrid_override_pattern): "
+                          "cut it into the plan's stages, " + hybrid_layer_pattern(s, l));
+    set(e, "model.virtual_pipeline_model_parallel_size", p.vp > 1 ? json(p.vp) : json());
+    set(e, "model.num_layers_in_first_pipeline_stage", p.first > 0 ? json(p.first) : json());
+    set(e, "model.num_layers_in_last_pipeline_stage", p.last > 0 ? json(p.last) : json());
+    set(e, "model.pipeline_model_parallel_layout", p.layout.empty() ? json() : json(p.layout));
+}
+
+void bridge_moe(const Scenario& s, const Layout& l, Emitted& e) {
+    if (!s.model.is_moe()) return;
+    const MoeSpec& moe = s.model.moe;
+    set(e, "model.expert_model_parallel_size", l.ep);
+    set(e, "model.expert_tensor_parallel_size", l.etp);
+    const MoeDispatcher d = dispatcher(s, l);
+    const DispatcherSetting setting = dispatcher_setting(d);
+    set(e, "model.moe_token_dispatcher_type", setting.type);
+    if (setting.flex_backend) set(e, "model.moe_flex_dispatcher_backend", setting.flex_backend);
+    set(e, "model.moe_grouped_gemm", true);
+    set(e, "model.moe_expert_capacity_factor", moe.capacity_factor > 0 ? json(moe.capacity_factor) : json());
+    set(e, "model.moe_pad_expert_input_to_capacity", moe.capacity_factor > 0 && moe.pad_to_capacity);
+    deepep_padding_note(d, moe, "moe_flex_dispatcher_backend=hybridep", e);
+    // Megatron-Bridge's recipes pair the all-to-all overlap with the delayed weight-gradient
+    // GEMMs; both are the comm_overlap section's (bridge_overlaps).
+    set(e, "comm_overlap.overlap_moe_expert_parallel_comm", l.ep_a2a_overlap);
+    set(e, "comm_overlap.delay_wgrad_compute", l.ep_a2a_overlap);
+    if (l.ep_a2a_overlap && s.model.mtp_layers > 1)
+        e.notes.push_back(fmt::format("Megatron-Core runs the all-to-all overlap with at most one MTP layer (transformer_config.py): "
+                                      "the model's {} need comm_overlap.overlap_moe_expert_parallel_comm=false",
+                                      s.model.mtp_layers));
+}
+
+void bridge_recompute(const Scenario& s, const Layout& l, Emitted& e) {
+    const bool selective = l.recompute == Recompute::Selective, full = l.recompute == Recompute::Full;
+    set(e, "model.recompute_granularity", selective ? json("selective") : full ? json("full") : json());
+    if (selective) set(e, "model.recompute_modules", names_json(megatron_recompute_modules(s, l, e)));
+    set(e, "model.recompute_method", full ? json("uniform") : json());
+    set(e, "model.recompute_num_layers", full ? json(1) : json());
+    set(e, "model.cpu_offloading", l.activation_offload_layers > 0);
+    if (l.activation_offload_layers > 0) set(e, "model.cpu_offloading_num_layers", l.activation_offload_layers);
+    set(e, "model.fine_grained_activation_offloading", l.offload_modules != 0);
+    if (l.offload_modules != 0) {
+        std::vector<std::string> names;
+        for (const auto n : offload_module_names(l.offload_modules)) names.emplace_back(n);
+        set(e, "model.offload_modules", names_json(names));
+    }
+}
+
+void bridge_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
+    const DataParallelMode mode = data_parallel_mode(s, l);
+    const bool megatron_fsdp = mode == DataParallelMode::MegatronFsdp;
+    // Megatron-FSDP always runs the distributed optimizer: Bridge's validation switches it on
+    // (config.py _validate_and_apply_megatron_fsdp_configs), so it is set as it will run.
+    const bool distributed_optimizer = mode == DataParallelMode::DistributedOptimizer || megatron_fsdp;
+    if (l.zero_stage == 2)
+        e.notes.push_back("Megatron's distributed optimizer shards the optimizer state and reduce-scatters the gradients: the "
+                          "planned ZeRO-2 runs as it");
+    set(e, "ddp.use_distributed_optimizer", distributed_optimizer);
+    set(e, "optimizer.use_distributed_optimizer", distributed_optimizer);
+    // Either switch turns Megatron-FSDP on (ConfigContainer validation sets both); it saves in
+    // its own checkpoint format and needs more than one CUDA connection.
+    set(e, "ddp.use_megatron_fsdp", megatron_fsdp);
+    set(e, "dist.use_megatron_fsdp", megatron_fsdp);
+    set(e, "dist.use_torch_fsdp2", mode == DataParallelMode::TorchFsdp2);
+    if (megatron_fsdp) {
+        set(e, "ddp.data_parallel_sharding_strategy", "optim_grads_params");
+        set(e, "checkpoint.ckpt_format", "fsdp_dtensor");
+        e.notes.push_back("Megatron-FSDP refuses CUDA_DEVICE_MAX_CONNECTIONS=1: leave it unset (or above 1) in the launch environment");
+    }
+    set(e, "ddp.num_distributed_optimizer_instances", l.dp_replicas());
+    set(e, "optimizer.optimizer_cpu_offload", l.optimizer_offload);
+    if (l.optimizer_offload) {
+        set(e, "optimizer.optimizer_offload_fraction", 1.0);
+        set(e, "optimizer.use_precision_aware_optimizer", true);
+    }
+}
+
+// The overlaps the plan priced. A recipe's comm_overlap section (CommOverlapConfig) owns them:
+// its setup, after the overrides, rewrites the model's TP and all-to-all overlap and, with the
+// distributed optimizer, DDP's gradient and parameter overlap from its own fields
+// (src/megatron/bridge/training/comm_overlap.py), so they are set there, and DDP's beside them
+// for the data parallelism setup leaves alone.
+void bridge_overlaps(const Scenario& s, const Layout& l, Emitted& e) {
+    const DataParallelMode mode = data_parallel_mode(s, l);
+    const bool sharded = mode == DataParallelMode::DistributedOptimizer || mode == DataParallelMode::MegatronFsdp;
+    const bool tp_overlap_on = l.tp > 1 && tp_overlap(runtime(s), l, s.training.precision) == TpOverlap::Userbuffers;
+    set(e, "comm_overlap.tp_comm_overlap", tp_overlap_on);
+    for (const char* section : {"comm_overlap", "ddp"}) {
+        set(e, std::string(section) + ".overlap_grad_reduce", l.dp > 1);
+        set(e, std::string(section) + ".overlap_param_gather", l.dp > 1 && sharded);
+    }
+    e.notes.push_back("the comm_overlap.* overrides need the recipe's comm_overlap section (Megatron-Bridge v0.6.0's model recipes "
+                      "set one); a recipe built on recipes/common.py has none (comm_overlap=None): there set model.tp_comm_overlap, "
+                      "model.overlap_moe_expert_parallel_comm and model.delay_wgrad_compute to the same values instead");
+}
+
+Emitted megatron_bridge(const Scenario& s, const Layout& l) {
+    Emitted e;
+    e.format = EmitFormat::MegatronBridge;
+    set(e, "train.global_batch_size", s.training.global_batch);
+    set(e, "train.micro_batch_size", l.microbatch);
+    set(e, "dataset.seq_length", s.training.seq_len);
+    set(e, "model.tensor_model_parallel_size", l.tp);
+    set(e, "model.pipeline_model_parallel_size", l.pp);
+    set(e, "model.context_parallel_size", l.cp);
+    set(e, "model.sequence_parallel", l.sequence_parallel && l.tp > 1);
+    bridge_pipeline(s, l, e);
+    bridge_moe(s, l, e);
+    bridge_recompute(s, l, e);
+    bridge_data_parallel(s, l, e);
+    bridge_overlaps(s, l, e);
+    if (const auto recipe = bridge_mixed_precision(s.training.precision)) set(e, "mixed_precision", *recipe);
+    else e.notes.push_back("Megatron-Bridge names no mixed-precision recipe for " + std::string(s.training.precision.name) +
+                           ": the recipe's precision stays");
+    if (s.training.precision.name == std::string_view("fp8"))
+        e.notes.push_back("bf16_with_fp8_current_scaling_mixed keeps the first and the last transformer layer in BF16 "
+                          "(mixed_precision.py), which the plan priced in FP8");
+    if (s.training.optimizer.kind == OptimizerKind::Muon) set(e, "optimizer.optimizer", "muon");
+    const auto& pp_inside_dp = candidate_rank_orders()[1];
+    // Megatron-FSDP keeps the default order (ConfigContainer validation).
+    const bool mapped = l.rank_order == pp_inside_dp && data_parallel_mode(s, l) != DataParallelMode::MegatronFsdp;
+    set(e, "dist.use_tp_pp_dp_mapping", mapped);
+    if (l.rank_order == pp_inside_dp && !mapped)
+        e.notes.push_back("Megatron-FSDP keeps Megatron's default rank order: the plan's " + rank_order_text(l.rank_order) +
+                          " runs as " + rank_order_text(Layout{}.rank_order));
+    if (l.rank_order != Layout{}.rank_order && l.rank_order != pp_inside_dp)
+        e.notes.push_back("rank order " + rank_order_text(l.rank_order) + " has no Megatron-Bridge setting (it offers " +
+                          rank_order_text(Layout{}.rank_order) + " and, with dist.use_tp_pp_dp_mapping, " + rank_order_text(pp_inside_dp) + ")");
+    if (l.async_tp)
+        e.notes.push_back("Megatron-Bridge has no PyTorch async TP: its TP overlap is comm_overlap.tp_comm_overlap (Transformer "
+                          "Engine userbuffers); the plan's async_tp is not set");
+    e.notes.push_back(fmt::format("the model is the recipe's: start from the pretrain recipe of {} ({} layers, hidden {}, {} heads) "
+                                  "with --recipe or --model; these overrides set the plan, not the architecture",
+                                  s.model.name, s.model.layers, s.model.hidden, s.model.heads));
+    // One override per line, in section order, as the launcher reads them (OmegaConf dot-list
+    // values: true/false, null, [a,b], numbers; a string with YAML's special characters quoted).
+    e.text = "# Megatron-Bridge: python scripts/training/run_recipe.py --recipe <the model's pretrain recipe> --mode pretrain \\\n";
+    std::vector<std::string> lines;
+    for (const auto& [section, value] : e.settings.items()) {
+        if (!value.is_object()) {
+            lines.push_back(section + "=" + bridge_value(value));
+            continue;
+        }
+        for (const auto& [field, v] : value.items()) lines.push_back(section + "." + field + "=" + bridge_value(v));
+    }
+    for (std::size_t i = 0; i < lines.size(); ++i) e.text += "  " + shell_word(lines[i]) + (i + 1 < lines.size() ? " \\\n" : "\n");
     return e;
 }
 
@@ -795,6 +1062,7 @@ EmitTarget emit_target(EmitFormat format) {
         case EmitFormat::Torchtitan: return kTorchtitan;
         case EmitFormat::TorchtitanToml: return kTorchtitanToml;
         case EmitFormat::DeepSpeed: return kDeepSpeed;
+        case EmitFormat::MegatronBridge: return kMegatronBridge;
     }
     return kMegatron;
 }
@@ -819,16 +1087,20 @@ std::string emit_format_name(EmitFormat format) {
         case EmitFormat::Torchtitan: return "torchtitan";
         case EmitFormat::TorchtitanToml: return "torchtitan-toml";
         case EmitFormat::DeepSpeed: return "deepspeed";
+        case EmitFormat::MegatronBridge: return "megatron-bridge";
     }
     return "megatron";
 }
 
 EmitFormat parse_emit_format(const std::string& name) {
-    for (EmitFormat f : {EmitFormat::Megatron, EmitFormat::Torchtitan, EmitFormat::TorchtitanToml, EmitFormat::DeepSpeed})
+    constexpr EmitFormat kAll[] = {EmitFormat::Megatron, EmitFormat::MegatronBridge, EmitFormat::Torchtitan, EmitFormat::TorchtitanToml,
+                                   EmitFormat::DeepSpeed};
+    std::vector<std::string> names;
+    for (EmitFormat f : kAll) {
         if (emit_format_name(f) == name) return f;
-    throw InputError("--emit", "\"" + name + "\"",
-                     "must be megatron, torchtitan, torchtitan-toml or deepspeed; " +
-                         suggestion_text(name, {"megatron", "torchtitan", "torchtitan-toml", "deepspeed"}));
+        names.push_back(emit_format_name(f));
+    }
+    throw InputError("--emit", "\"" + name + "\"", "must be one of " + fmt::format("{}", fmt::join(names, ", ")) + "; " + suggestion_text(name, names));
 }
 
 Emitted emit_plan(EmitFormat format, const Scenario& s, const Layout& l) {
@@ -839,6 +1111,7 @@ Emitted emit_plan(EmitFormat format, const Scenario& s, const Layout& l) {
         case EmitFormat::Torchtitan:
         case EmitFormat::TorchtitanToml: return torchtitan(s, layout, format);
         case EmitFormat::DeepSpeed: return deepspeed(s, layout);
+        case EmitFormat::MegatronBridge: return megatron_bridge(s, layout);
     }
     return megatron(s, layout);
 }

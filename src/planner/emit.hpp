@@ -6,6 +6,9 @@
 // Model features (attention kind, MLP, norm, positions, MoE, MLA, MTP, precision) map to each
 // framework's settings through one table in emit.cpp, kFeatures: a new model feature is one entry
 // there, with what Megatron-LM, torchtitan and DeepSpeed each say for it (or that they cannot).
+// Megatron-Bridge builds the model from its recipe, so that table has no column for it: its
+// overrides set the layout from the same decisions as the Megatron export (pipeline split,
+// recompute modules, dispatcher, data-parallel mode).
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -16,12 +19,15 @@
 
 namespace sextant {
 
-enum class EmitFormat { Megatron, Torchtitan, TorchtitanToml, DeepSpeed };
+enum class EmitFormat { Megatron, Torchtitan, TorchtitanToml, DeepSpeed, MegatronBridge };
 
 // The framework version each format is written for.
 struct EmitTarget {
     const char* framework;  // runtime family: megatron, torchtitan, deepspeed
     const char* version;    // what the settings are written for, with the commit
+    // The runtime generation (calibration/runtime/) a plan for this target is priced on when the
+    // scenario's framework is of another family.
+    const char* runtime;
 };
 EmitTarget emit_target(EmitFormat format);
 
@@ -29,6 +35,8 @@ struct Emitted {
     EmitFormat format = EmitFormat::Megatron;
     // Megatron-LM: the command-line arguments in order, each a flag and its value (none for a
     // switch). torchtitan: the configuration as {section: {key: value}}. DeepSpeed: the config.
+    // Megatron-Bridge: the ConfigContainer overrides as {section: {field: value}} (and
+    // mixed_precision: the recipe's name).
     std::vector<std::pair<std::string, std::optional<std::string>>> args;
     json settings = json::object();
     std::vector<std::string> notes;  // what the target cannot express, or expresses differently
