@@ -832,7 +832,9 @@ Emitted megatron_bridge(const Scenario& s, const Layout& l) {
                            ": the recipe's precision stays");
     if (s.training.precision.name == std::string_view("fp8"))
         e.notes.push_back("bf16_with_fp8_current_scaling_mixed keeps the first and the last transformer layer in BF16 "
-                          "(mixed_precision.py), which the plan priced in FP8");
+                          "(mixed_precision.py), which the plan priced in FP8: set first_last_layers_bf16=False on the "
+                          "recipe's MixedPrecisionConfig, as Megatron-Bridge's performance scripts do "
+                          "(scripts/performance/utils/precision.py)");
     if (s.training.optimizer.kind == OptimizerKind::Muon) set(e, "optimizer.optimizer", "muon");
     const auto& pp_inside_dp = candidate_rank_orders()[1];
     // Megatron-FSDP keeps the default order (ConfigContainer validation).
