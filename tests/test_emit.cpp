@@ -443,7 +443,17 @@ void bridge_checks(const Case& c, const Values& v, const Emitted& e, const json&
         CHECK(std::count(text.begin(), text.end(), 'm') == m.mtp_layers);
         CHECK(text.find_first_not_of("Etm|L") == std::string::npos);
         CHECK((!vp_value || vp_value->is_null() || vp == stages / pp));
-    } else if (pp > 1 && !m.is_hybrid()) {
+    } else if (pp > 1 && m.is_hybrid()) {
+        // A hybrid model's split: its pattern cut with | into pp x vp stages, the recipe's MTP
+        // pattern left to the provider.
+        REQUIRE(v.has("model.hybrid_layer_pattern"));
+        const std::string pattern = v.given.at("model.hybrid_layer_pattern");
+        CHECK(std::count(pattern.begin(), pattern.end(), '|') + 1 == pp * vp);
+        std::string blocks = pattern;
+        std::erase(blocks, '|');
+        CHECK(blocks == m.hybrid_pattern);
+        CHECK(pattern.find('/') == std::string::npos);
+    } else if (pp > 1) {
         const auto first = v.get("model.num_layers_in_first_pipeline_stage"), last = v.get("model.num_layers_in_last_pipeline_stage");
         std::int64_t rest = layers, middle = pp;
         for (const auto& edge : {first, last})

@@ -124,18 +124,23 @@ std::vector<std::int64_t> virtual_stage_layers(const Layout& l, bool v_shape = f
 // same order, which is how Megatron-LM takes a hybrid model's pipeline split and interleaving
 // (arguments.py at d98e8a64dd refuses the layout and virtual-stage flags beside the pattern, and
 // derives the virtual stages from the segment count).
-std::string hybrid_layer_pattern(const Scenario& s, const Layout& l) {
-    // Each MTP module's blocks after a '/' (its depth is the number of such parts).
-    std::string mtp;
-    for (std::int64_t k = 0; k < s.model.mtp_layers; ++k) mtp += "/" + s.model.mtp_pattern;
-    if (l.pp == 1) return s.model.hybrid_pattern + mtp;
+// The decoder part of that pattern, cut with | into the plan's virtual stages where pp > 1.
+std::string hybrid_main_pattern(const Scenario& s, const Layout& l) {
+    if (l.pp == 1) return s.model.hybrid_pattern;
     std::string out;
     std::size_t at = 0;
     for (const std::int64_t n : virtual_stage_layers(l)) {
         out += (out.empty() ? "" : "|") + s.model.hybrid_pattern.substr(at, static_cast<std::size_t>(n));
         at += static_cast<std::size_t>(n);
     }
-    return out + mtp;
+    return out;
+}
+
+std::string hybrid_layer_pattern(const Scenario& s, const Layout& l) {
+    // Each MTP module's blocks after a '/' (its depth is the number of such parts).
+    std::string mtp;
+    for (std::int64_t k = 0; k < s.model.mtp_layers; ++k) mtp += "/" + s.model.mtp_pattern;
+    return hybrid_main_pattern(s, l) + mtp;
 }
 
 const Feature kFeatures[] = {
@@ -716,9 +721,14 @@ void bridge_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
     if (l.pp > 1 && !s.model.is_hybrid()) p = pipeline_split(s, l);
     else p.vp = l.vp;
     megatron_schedule_note(l, e);
-    if (l.pp > 1 && s.model.is_hybrid())
-        e.notes.push_back("a hybrid model's pipeline split is its layer pattern (the Mamba provider's hybrid_override_pattern): "
-                          "cut it into the plan's stages, " + hybrid_layer_pattern(s, l));
+    // A hybrid model's split is its layer pattern cut with | into every virtual stage (Megatron-Core
+    // cd4afffa64 parse_hybrid_pattern); Bridge's hybrid provider takes it as hybrid_layer_pattern,
+    // refuses it beside the deprecated hybrid_override_pattern a recipe may still set, and appends
+    // the recipe's MTP pattern itself (models/hybrid/hybrid_provider.py finalize).
+    if (l.pp > 1 && s.model.is_hybrid()) {
+        set(e, "model.hybrid_layer_pattern", hybrid_main_pattern(s, l));
+        set(e, "model.hybrid_override_pattern", json());
+    }
     set(e, "model.virtual_pipeline_model_parallel_size", p.vp > 1 ? json(p.vp) : json());
     set(e, "model.num_layers_in_first_pipeline_stage", p.first > 0 ? json(p.first) : json());
     set(e, "model.num_layers_in_last_pipeline_stage", p.last > 0 ? json(p.last) : json());
