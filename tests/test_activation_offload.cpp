@@ -18,6 +18,7 @@
 #include "memory/activations.hpp"
 #include "memory/memory_model.hpp"
 #include "planner/emit.hpp"
+#include "planner/explain.hpp"
 #include "planner/search_space.hpp"
 #include "sim/step_context.hpp"
 #include "spec/presets.hpp"
@@ -149,6 +150,79 @@ TEST_CASE("offload by module moves the named inputs of every layer: Llama 3 70B'
     recomputed.recompute = Recompute::Selective;
     recomputed.recompute_modules = kRecomputeMoeAct;
     CHECK(offloaded_module_bytes(q, recomputed, runtime_traits(q), 0) == doctest::Approx(4096 * per_token));
+}
+
+TEST_CASE("an offload fraction keeps each chunk's later groups on the GPU: int(groups x (1 - fraction)) of them, as Megatron-Core counts") {
+    // Llama 3 70B, TP 1, PP 2 (40 layers a stage), core_attn and attn_proj: two groups a layer,
+    // 20,480 and 16,384 bytes a token (Q, K, V; the attention output).
+    const auto scenario = [](double fraction, std::int64_t vp) {
+        json layout = {{"tp", 1}, {"pp", 2}, {"vp", vp}, {"microbatch", 1}, {"recompute", "none"},
+                       {"activation_offload_modules", {"core_attn", "attn_proj"}}};
+        if (fraction < 1) layout["activation_offload_fraction"] = fraction;
+        return parse_scenario(llama70b_gb200("megatron-core-2026", layout), data_dir());
+    };
+    const double tokens = 8192, qkv = 20480 * tokens, out = 16384 * tokens;
+    const Scenario all = scenario(1.0, 1);
+    const RuntimeTraits traits = runtime_traits(all);
+    const Layout l1 = resolve_layout(all, all.layout);
+    CHECK(offloaded_chunk_bytes(all, l1, traits, 0, 40) == doctest::Approx(40 * (qkv + out)));
+    // Half: 80 groups, int(80 x 0.5) = 40 kept, the first 20 layers' both move.
+    const Scenario half = scenario(0.5, 1);
+    const Layout lh = resolve_layout(half, half.layout);
+    CHECK(lh.offload_fraction == 0.5);
+    CHECK(offloaded_chunk_bytes(half, lh, traits, 0, 40) == doctest::Approx(20 * (qkv + out)));
+    // 0.3: int(80 x 0.7) = 56 kept, 24 groups move: 12 layers. 0.0125: int(80 x 0.9875) = 79
+    // kept, only layer 0's Q, K and V move (a group, not a layer, is the unit).
+    Layout l = lh;
+    l.offload_fraction = 0.3;
+    CHECK(offloaded_chunk_bytes(half, l, traits, 0, 40) == doctest::Approx(12 * (qkv + out)));
+    l.offload_fraction = 0.0125;
+    CHECK(offloaded_chunk_bytes(half, l, traits, 0, 40) == doctest::Approx(qkv));
+    // Each model chunk counts its own groups: with VP 2 a stage's two chunks of 20 layers each move
+    // their first 10.
+    const Scenario interleaved = scenario(0.5, 2);
+    const Layout li = resolve_layout(interleaved, interleaved.layout);
+    CHECK(offloaded_chunk_bytes(interleaved, li, traits, 0, 20) == doctest::Approx(10 * (qkv + out)));
+    // Memory: what stays moves back onto the GPU, microbatch by microbatch in flight; the host
+    // holds half of what it held.
+    const MemoryReport m1 = estimate_memory(all, l1, traits), mh = estimate_memory(half, lh, traits);
+    const double in_flight = microbatches_in_flight(l1, 0, l1.microbatches(all.training.global_batch), traits);
+    CHECK(mh.stages[0].activations.value() - m1.stages[0].activations.value() == doctest::Approx(20 * (qkv + out) * in_flight));
+    CHECK(mh.stages[0].host.value() == doctest::Approx(m1.stages[0].host.value() / 2));
+    // The exports: Megatron's flag, Bridge's field; the label says it.
+    const Emitted megatron = emit_plan(EmitFormat::Megatron, half, lh);
+    CHECK(megatron.text.find("--activation-offload-fraction 0.5") != std::string::npos);
+    CHECK(emit_plan(EmitFormat::MegatronBridge, half, lh).settings["model"]["activation_offload_fraction"] == 0.5);
+    CHECK(emit_plan(EmitFormat::Megatron, all, l1).text.find("--activation-offload-fraction") == std::string::npos);
+    CHECK(layout_label(lh).find("act-offload(core_attn,attn_proj x0.5)") != std::string::npos);
+    CHECK(layout_json(lh)["activation_offload_fraction"] == 0.5);
+}
+
+TEST_CASE("an offload fraction needs the module offload, a runtime of core_v0.19, and a value above 0: exit 2 naming the key") {
+    json no_modules = llama70b_gb200("megatron-core-2026", {{"tp", 1}, {"pp", 2}, {"activation_offload_fraction", 0.5}});
+    CHECK_THROWS_WITH_AS(parse_scenario(no_modules, data_dir()), doctest::Contains("/layout/activation_offload_fraction"), InputError);
+    json zero = llama70b_gb200("megatron-core-2026", {{"tp", 1}, {"pp", 2}, {"activation_offload_modules", {"core_attn"}},
+                                                      {"activation_offload_fraction", 0}});
+    CHECK_THROWS_WITH_AS(parse_scenario(zero, data_dir()), doctest::Contains("above 0"), InputError);
+    json above = zero;
+    above["layout"]["activation_offload_fraction"] = 1.5;
+    CHECK_THROWS_AS(parse_scenario(above, data_dir()), InputError);
+    // Megatron-Core 0.16-0.18 (the model zoo's and Megatron-Bridge 26.02's) has none.
+    json older = llama70b_gb200("megatron-core-2025", {{"tp", 1}, {"pp", 2}, {"microbatch", 1}, {"recompute", "none"},
+                                                      {"activation_offload_modules", {"core_attn"}}, {"activation_offload_fraction", 0.5}});
+    const auto e = runtime_error(older);
+    REQUIRE(e);
+    CHECK(std::string(e->what()).find("/layout/activation_offload_fraction") != std::string::npos);
+    json newer = older;
+    newer["training"]["framework"] = "megatron-core-2026";
+    CHECK_FALSE(runtime_error(newer));
+    // The CLI: exit 2, the key named.
+    const std::string path = "/tmp/sextant-offload-fraction-" + std::to_string(::getpid()) + ".json";
+    std::ofstream(path) << older.dump();
+    const test::Output o = test::run_sextant("simulate " + path);
+    std::remove(path.c_str());
+    CHECK(o.code == 2);
+    CHECK(o.out.find("/layout/activation_offload_fraction") != std::string::npos);
 }
 
 TEST_CASE("the planner offers whole-layer offload only at pp 1 without recompute, module offload beside both where the runtime ships it") {

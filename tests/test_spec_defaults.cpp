@@ -138,7 +138,7 @@ TEST_CASE("every table's typed defaults fill the parsed struct and agree with th
             CHECK(f.binding.read(&fresh) == default_value(f.fallback));
             ++checked;
         }
-        CHECK(checked == 12);
+        CHECK(checked == 13);
         CHECK(rank_order_text(Layout{}.rank_order) == field_default_text(layout_fields(), "rank_order"));
         // Parsed, an empty layout leaves every knob open.
         const LayoutSpec open = parse_layout(json::object(), "/layout");

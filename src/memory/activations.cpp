@@ -266,31 +266,65 @@ double layer_activation_bytes(const Scenario& s, const Layout& l, const RuntimeT
     return kept_bytes(s, l, t, layer, active_recompute_modules(l.recompute, l.recompute_modules, t.flash_attention), tokens);
 }
 
-double offloaded_module_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
+namespace {
+// Each offload module's inputs one layer keeps, per token, in Megatron's forward order
+// (OffloadModule bits from the lowest): the same tensors, at the same sizes and TP splits, as
+// attention_per_token and mlp_per_token keep them. Zero for a module the layer lacks, or whose
+// input a recomputed module rebuilds (not kept, so not moved).
+std::array<PerToken, kOffloadModuleCount> offload_groups_per_token(const Scenario& s, const Layout& l, const RuntimeTraits& t,
+                                                                   std::int64_t layer) {
+    std::array<PerToken, kOffloadModuleCount> g{};
     const std::uint8_t off = l.offload_modules;
-    if (off == 0 || l.recompute == Recompute::Full) return 0;
+    if (off == 0 || l.recompute == Recompute::Full) return g;
     const ModelSpec& m = s.model;
     const std::uint8_t rc = active_recompute_modules(l.recompute, l.recompute_modules, t.flash_attention);
     const double h = d(m.hidden);
-    // The same tensors, at the same sizes and TP splits, as attention_per_token and mlp_per_token
-    // keep them.
-    PerToken p;
     if (m.layer_mixer(layer) == Mixer::Attention) {
-        if (off & kOffloadAttnNorm) p.replicated += 2 * h;
+        if (off & kOffloadAttnNorm) g[0].replicated += 2 * h;
         if ((off & kOffloadQkvLinear) && !(rc & kRecomputeLayerNorm))
-            (t.sp_input_regathered ? p.replicated : p.unsplit) += t.saved_input_bytes * h;
+            (t.sp_input_regathered ? g[1].replicated : g[1].unsplit) += t.saved_input_bytes * h;
         const AttentionWidths w = attention_widths(m, l.tp);
-        if ((off & kOffloadCoreAttn) && !(rc & kRecomputeMlaUpProj)) p.sharded += 2 * (w.q + w.k + w.v);
-        if (off & kOffloadAttnProj) p.sharded += 2 * w.out;
+        if ((off & kOffloadCoreAttn) && !(rc & kRecomputeMlaUpProj)) g[2].sharded += 2 * (w.q + w.k + w.v);
+        if (off & kOffloadAttnProj) g[3].sharded += 2 * w.out;
     }
-    if (m.layer_ffn(layer) != Ffn::None && (off & kOffloadMlpNorm)) p.replicated += 2 * h;
+    if (m.layer_ffn(layer) != Ffn::None && (off & kOffloadMlpNorm)) g[4].replicated += 2 * h;
     if (m.layer_is_moe(layer) && !(rc & kRecomputeMoe)) {
         const MoeSpec& e = m.moe;
         const double copies = e.routed_share() * d(e.top_k);
-        if (off & kOffloadExpertFc1) p.sharded += copies * t.saved_input_bytes * d(m.expert_width());
-        if (off & kOffloadMoeAct) p.sharded += copies * (m.gated_mlp() ? 4.0 : 2.0) * d(e.expert_ffn_hidden);
+        if (off & kOffloadExpertFc1) g[5].sharded += copies * t.saved_input_bytes * d(m.expert_width());
+        if (off & kOffloadMoeAct) g[6].sharded += copies * (m.gated_mlp() ? 4.0 : 2.0) * d(e.expert_ffn_hidden);
+    }
+    return g;
+}
+}  // namespace
+
+double offloaded_module_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t layer) {
+    PerToken p;
+    for (const PerToken& g : offload_groups_per_token(s, l, t, layer)) {
+        p.replicated += g.replicated;
+        p.sharded += g.sharded;
+        p.unsplit += g.unsplit;
     }
     return bytes_for(p, l, tokens_per_microbatch(s, l));
+}
+
+double offloaded_chunk_bytes(const Scenario& s, const Layout& l, const RuntimeTraits& t, std::int64_t first, std::int64_t layers) {
+    double all = 0;
+    if (l.offload_fraction >= 1) {
+        for (std::int64_t layer = first; layer < first + layers; ++layer) all += offloaded_module_bytes(s, l, t, layer);
+        return all;
+    }
+    // Megatron-Core's groups: one per layer and module that moves any bytes, in forward order;
+    // the later int(groups x (1 - fraction)) stay on the GPU (fine_grained_activation_offload.py
+    // post_warmup_callback, core_v0.19.0), the same double arithmetic as Python's.
+    const double tokens = tokens_per_microbatch(s, l);
+    std::vector<double> groups;
+    for (std::int64_t layer = first; layer < first + layers; ++layer)
+        for (const PerToken& g : offload_groups_per_token(s, l, t, layer))
+            if (const double bytes = bytes_for(g, l, tokens); bytes > 0) groups.push_back(bytes);
+    const auto kept = static_cast<std::size_t>(static_cast<double>(groups.size()) * (1.0 - l.offload_fraction));
+    for (std::size_t i = 0; i + kept < groups.size(); ++i) all += groups[i];
+    return all;
 }
 
 PipelineShape pipeline_shape(const Layout& l, std::int64_t microbatches, const RuntimeTraits& t) {

@@ -66,6 +66,12 @@ double layer_activation_bytes(const Scenario& scenario, const Layout& layout, co
 // kept, so not moved), at their kept sizes. 0 without offload_modules or under full recompute.
 double offloaded_module_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits, std::int64_t layer);
 
+// The bytes one model chunk, layers [first, first + layers), moves: every layer's under an
+// offload fraction of 1, else only its leading groups (a layer's module, in forward order) as
+// Megatron-Core's --activation-offload-fraction keeps them (layout.offload_fraction).
+double offloaded_chunk_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits, std::int64_t first,
+                             std::int64_t layers);
+
 // Bytes of one layer's full working set for one microbatch (what full recompute rebuilds).
 double layer_working_set_bytes(const Scenario& scenario, const Layout& layout, const RuntimeTraits& traits,
                                std::int64_t layer);

@@ -140,7 +140,8 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
                 offload_buffer = std::max(offload_buffer, 2.0 * activation_bytes(layer));
                 offloaded_per_microbatch += activation_bytes(layer);
             }
-            if (l.offload_modules != 0)
+            double unmoved = 0;  // what an offload fraction below 1 keeps on the GPU after all
+            if (l.offload_modules != 0) {
                 for (std::int64_t layer = range.first; layer < range.second;) {
                     const std::int64_t run_end = s.model.moe_run_end(layer, range.second);
                     const double moved = kept_and_offloaded(layer).second;
@@ -148,6 +149,19 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
                     offloaded_per_microbatch += moved * d(run_end - layer);
                     layer = run_end;
                 }
+                if (l.offload_fraction < 1) {
+                    // Each model chunk keeps its later groups (offloaded_chunk_bytes): the stage's
+                    // layers in vp consecutive chunks, earlier ones taking the remainder.
+                    double moved = 0;
+                    for (std::int64_t c = 0, first = range.first; c < l.vp; ++c) {
+                        const std::int64_t n = (range.second - range.first) / l.vp + (c < (range.second - range.first) % l.vp ? 1 : 0);
+                        moved += offloaded_chunk_bytes(s, l, traits, first, n);
+                        first += n;
+                    }
+                    unmoved = offloaded_per_microbatch - moved;
+                    offloaded_per_microbatch = moved;
+                }
+            }
             // Layer by layer in order (the sum's rounding is the order's), but a run of one kind
             // of layer (a dense model's whole stage) looks its bytes up once.
             for (std::int64_t layer = kept; layer < range.second;) {
@@ -155,6 +169,7 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
                 const double bytes = activation_bytes(layer);
                 for (; layer < run_end; ++layer) per_microbatch += bytes;
             }
+            per_microbatch += unmoved;
             if (stage == 0 && traits.dropout) {
                 // The embedding's dropout mask (1 byte per element); its backward needs nothing else.
                 const double tokens = d(l.microbatch) * d(s.training.seq_len) / d(l.cp);

@@ -570,6 +570,7 @@ void megatron_recompute(const Scenario& s, const Layout& l, Emitted& e) {
     if (l.offload_modules != 0) {
         flag(e, "--fine-grained-activation-offloading");
         arg(e, "--offload-modules", fmt::format("{}", fmt::join(offload_module_names(l.offload_modules), " ")));
+        if (l.offload_fraction < 1) arg(e, "--activation-offload-fraction", fmt::format("{}", l.offload_fraction));
     }
 }
 
@@ -771,6 +772,7 @@ void bridge_recompute(const Scenario& s, const Layout& l, Emitted& e) {
         std::vector<std::string> names;
         for (const auto n : offload_module_names(l.offload_modules)) names.emplace_back(n);
         set(e, "model.offload_modules", names_json(names));
+        set(e, "model.activation_offload_fraction", l.offload_fraction);
     }
 }
 

@@ -41,7 +41,9 @@ std::string layout_label(const Layout& l) {
     if (l.recompute != Recompute::None) s += l.recompute == Recompute::Full ? " full" : " sel";
     if (l.recompute == Recompute::Selective && l.recompute_modules != 0) s += "(" + recompute_modules_text(l.recompute_modules) + ")";
     if (l.activation_offload_layers > 0) s += fmt::format(" act-offload{}", l.activation_offload_layers);
-    if (l.offload_modules != 0) s += " act-offload(" + offload_modules_text(l.offload_modules) + ")";
+    if (l.offload_modules != 0)
+        s += " act-offload(" + offload_modules_text(l.offload_modules) +
+             (l.offload_fraction < 1 ? fmt::format(" x{}", l.offload_fraction) : std::string()) + ")";
     if (l.ep_a2a_overlap) s += " a2a-overlap";
     if (l.async_tp) s += " async-tp";
     if (l.moe_dispatcher) s += " " + std::string(name_of(*l.moe_dispatcher));

@@ -555,6 +555,7 @@ void to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c, Layou
     l.recompute_modules = c.recompute_modules;
     l.activation_offload_layers = c.offload_layers;
     l.offload_modules = c.offload_modules;
+    l.offload_fraction = f.activation_offload_fraction.value_or(1.0);
     l.ep_a2a_overlap = c.ep_a2a_overlap;
     l.async_tp = c.async_tp;
     l.moe_dispatcher = f.moe_dispatcher;  // not searched: the framework's unless the scenario names one

@@ -166,9 +166,7 @@ double offloaded_bytes(const StepContext& ctx, const Layout& l, std::int64_t fir
     double bytes = 0;
     for (std::int64_t layer = first; layer < first + layers && layer < offload_end; ++layer)
         bytes += layer_activation_bytes(ctx.scenario(), l, ctx.traits(), layer);
-    if (l.offload_modules != 0)
-        for (std::int64_t layer = first; layer < first + layers; ++layer)
-            bytes += offloaded_module_bytes(ctx.scenario(), l, ctx.traits(), layer);
+    if (l.offload_modules != 0) bytes += offloaded_chunk_bytes(ctx.scenario(), l, ctx.traits(), first, layers);
     return bytes;
 }
 

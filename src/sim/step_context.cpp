@@ -80,6 +80,7 @@ void check_layout_runtime(const Scenario& scenario, const RuntimeProfile& runtim
     if (k.cp && scenario.model.has_gdn()) check_gdn_context_parallel(runtime, *k.cp, "/layout/cp");
     if (k.recompute_modules) check_recompute_modules(runtime, *k.recompute_modules, "/layout/recompute_modules");
     if (k.activation_offload_modules) check_offload_modules_offered(runtime, *k.activation_offload_modules, "/layout/activation_offload_modules");
+    if (k.activation_offload_fraction) check_offload_fraction_offered(runtime, *k.activation_offload_fraction, "/layout/activation_offload_fraction");
     if (k.activation_offload_layers)
         check_activation_offload(runtime, *k.activation_offload_layers, k.pp, k.recompute, scenario.model.layers,
                                  "/layout/activation_offload_layers");

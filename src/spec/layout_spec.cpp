@@ -43,6 +43,11 @@ constexpr FieldDef kLayoutFields[] = {
      "modules whose inputs move to host memory in every layer during the forward and back for the backward (Megatron-Core "
      "--fine-grained-activation-offloading --offload-modules): attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, "
      "expert_fc1, moe_act", "", "none"},
+    {"activation_offload_fraction", FieldType::Number,
+     "the share of each model chunk's module-offload groups (one per layer and module, in forward order) whose inputs move; "
+     "the later groups stay on the GPU (Megatron-Core --activation-offload-fraction, core_v0.19.0); needs "
+     "activation_offload_modules",
+     "", default_number(1), 0, 1, "", bind<&LayoutSpec::activation_offload_fraction>()},
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all of one microbatch runs behind the compute of another, a forward and a backward merged "
      "(Megatron --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap)", "", default_bool(false), -1e300, 1e300, "",
@@ -147,6 +152,7 @@ LayoutSpec fixed_spec(const Layout& l) {
     if (l.recompute_modules != 0) k.recompute_modules = l.recompute_modules;
     k.activation_offload_layers = l.activation_offload_layers;
     k.activation_offload_modules = l.offload_modules;
+    k.activation_offload_fraction = l.offload_fraction;
     k.ep_a2a_overlap = l.ep_a2a_overlap;
     k.async_tp = l.async_tp;
     k.moe_dispatcher = l.moe_dispatcher;
@@ -244,6 +250,7 @@ json layout_json(const Layout& l) {
         json modules = json::array();
         for (const std::string_view name : offload_module_names(l.offload_modules)) modules.push_back(name);
         j["activation_offload_modules"] = std::move(modules);
+        if (l.offload_fraction < 1) j["activation_offload_fraction"] = l.offload_fraction;
     }
     j["ep_a2a_overlap"] = l.ep_a2a_overlap;
     j["async_tp"] = l.async_tp;

@@ -68,6 +68,7 @@ enum OffloadModule : std::uint8_t {
     kOffloadExpertFc1 = 32,  // the experts' first GEMM input (the permuted tokens)
     kOffloadMoeAct = 64,     // the experts' activation input (their first GEMM's output)
 };
+inline constexpr std::size_t kOffloadModuleCount = 7;  // the bits above, lowest first
 // The modules of a "a,b,c" list, for error messages, labels and exports (Megatron's names).
 std::string offload_modules_text(std::uint8_t modules);
 // Megatron's names of `modules`, in its order.
@@ -95,6 +96,7 @@ struct LayoutSpec {
     std::optional<std::uint8_t> recompute_modules;
     std::optional<std::int64_t> activation_offload_layers;
     std::optional<std::uint8_t> activation_offload_modules;  // OffloadModule bits; 0: none
+    std::optional<double> activation_offload_fraction;       // of each chunk's offload groups, in (0, 1]
     std::optional<bool> ep_a2a_overlap;
     std::optional<bool> async_tp;
     std::optional<MoeDispatcher> moe_dispatcher;
@@ -118,6 +120,9 @@ struct Layout {
     std::uint8_t recompute_modules = 0;      // with Selective; 0 = the era's default set
     std::int64_t activation_offload_layers = 0;  // layers per stage whose activations wait in host memory
     std::uint8_t offload_modules = 0;  // OffloadModule bits: module inputs of every layer in host memory
+    // Of each model chunk's offload groups (a layer's module, in forward order), the share that
+    // moves; Megatron-Core keeps the later ones on the GPU (activation_offload_fraction).
+    double offload_fraction = 1.0;
     bool ep_a2a_overlap = false;  // MoE all-to-all hidden behind another microbatch's compute (combined 1F1B)
     // Each sequence-parallel all-gather and reduce-scatter split into tp steps pipelined with its
     // GEMM (PyTorch's async TP: torchtitan --parallelism.enable_async_tensor_parallel).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -154,6 +155,10 @@ constexpr FieldDef kFeatureFields[] = {
      "activation offload by module (Megatron-Core 0.16+ --fine-grained-activation-offloading, layout.activation_offload_modules), "
      "beside pipeline parallelism and recompute; whole layers (--cpu-offloading) need pp 1 and no recompute either way",
      "", default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::activation_offload_modules>()},
+    {"activation_offload_fraction", FieldType::Boolean,
+     "a leading share of each model chunk's module-offload groups (Megatron-Core 0.19+ --activation-offload-fraction, "
+     "layout.activation_offload_fraction)",
+     "", default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::activation_offload_fraction>()},
     {"ep_a2a_overlap", FieldType::Boolean,
      "the MoE all-to-all hidden behind another microbatch's compute (Megatron-Core 0.14+ --overlap-moe-expert-parallel-comm)", "",
      default_bool(false), -kAny, kAny, "", bind<&FrameworkFeatures::ep_a2a_overlap>()},
@@ -295,6 +300,14 @@ void check_activation_offload(const RuntimeProfile& runtime, std::int64_t offloa
     // transformer_config.py: "CPU offloading can be done only for layers less than num_layers".
     if (offload_layers >= layers)
         throw InputError(path, value, "must be below the model's layers (" + std::to_string(layers) + "): Megatron-Core's CPU offloading");
+}
+
+void check_offload_fraction_offered(const RuntimeProfile& runtime, double fraction, const std::string& path) {
+    if (fraction >= 1 || runtime.features.activation_offload_fraction) return;
+    throw InputError(path, fmt::format("{}", fraction),
+                     "is Megatron-Core's --activation-offload-fraction (core_v0.19.0+), which " + runtime.name +
+                         " does not run (features.activation_offload_fraction): offload every layer's module inputs, or plan on "
+                         "megatron-core-2026");
 }
 
 void check_offload_modules_offered(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path) {

@@ -89,6 +89,9 @@ struct FrameworkFeatures {
     // recompute. Whole layers (--cpu-offloading) still need pp 1 and no recompute
     // (activation_offload_rule).
     bool activation_offload_modules = false;
+    // Of each model chunk's module-offload groups, only a leading share (Megatron-Core
+    // --activation-offload-fraction, 69c486825c, core_v0.19.0): layout.activation_offload_fraction.
+    bool activation_offload_fraction = false;
     bool ep_a2a_overlap = false;      // MoE all-to-all behind another microbatch (Megatron-Core 0.14+)
     bool async_tp = false;            // PyTorch's async TP (layout.async_tp; torchtitan with torch.compile)
     // TP above the key/value heads, where they divide it: each rank's QKV output gathered over TP
@@ -269,6 +272,9 @@ void check_activation_offload(const RuntimeProfile& runtime, std::int64_t offloa
 // Refuses a layout's activation_offload_modules under a runtime without Megatron-Core's offload by
 // module (features.activation_offload_modules), naming `path`.
 void check_offload_modules_offered(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path);
+// Refuses an activation_offload_fraction below 1 under a runtime without it
+// (features.activation_offload_fraction), naming `path`.
+void check_offload_fraction_offered(const RuntimeProfile& runtime, double fraction, const std::string& path);
 
 // Refuses a layout's recompute_modules (Megatron's modules) under a runtime whose selective
 // recompute is not Megatron's, naming `path` (exit 2).

@@ -1,5 +1,6 @@
 #include "spec/scenario.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -465,6 +466,16 @@ void check_async_tp(const LayoutSpec& k) {
 }
 
 void check_offload_modules(const Scenario& s, const LayoutSpec& k) {
+    // Megatron-Core applies its fraction to the module offload's groups: below 1 it needs them (1,
+    // the default, changes nothing), and a fraction of 0 moves nothing (say so by naming no modules).
+    if (k.activation_offload_fraction) {
+        if (*k.activation_offload_fraction <= 0)
+            throw InputError("/layout/activation_offload_fraction", fmt::format("{}", *k.activation_offload_fraction),
+                             "must be above 0 (to offload nothing, name no activation_offload_modules)");
+        if (*k.activation_offload_fraction < 1 && (!k.activation_offload_modules || *k.activation_offload_modules == 0))
+            throw InputError("/layout/activation_offload_fraction", fmt::format("{}", *k.activation_offload_fraction),
+                             "needs layout.activation_offload_modules: Megatron-Core applies the fraction to the module offload's groups");
+    }
     if (!k.activation_offload_modules || *k.activation_offload_modules == 0) return;
     const std::string_view rule =
         offload_modules_rule(s.model, *k.activation_offload_modules, k.activation_offload_layers, k.recompute, k.recompute_modules);
@@ -554,6 +565,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     if (spec.recompute_modules) l.recompute_modules = *spec.recompute_modules;  // else the era's (active_recompute_modules)
     l.activation_offload_layers = d.activation_offload_layers.value();
     l.offload_modules = spec.activation_offload_modules.value_or(0);
+    l.offload_fraction = spec.activation_offload_fraction.value_or(1.0);
     l.ep_a2a_overlap = d.ep_a2a_overlap.value();
     l.async_tp = d.async_tp.value();
     l.moe_dispatcher = spec.moe_dispatcher;
