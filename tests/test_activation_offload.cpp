@@ -248,6 +248,38 @@ TEST_CASE("the planner offers whole-layer offload only at pp 1 without recompute
     }
 }
 
+TEST_CASE("the planner tries half of the module offload's groups where the runtime ships the fraction, and keeps a layout's own") {
+    for (const char* framework : {"megatron-core-2025", "megatron-core-2026"}) {
+        CAPTURE(framework);
+        const Scenario s = parse_scenario(llama70b_gb200(framework, json::object()), data_dir());
+        SearchOptions o;
+        o.framework = load_runtime_profile(framework, "").features;
+        std::size_t whole = 0, half = 0, stray = 0;
+        for (const Candidate& c : enumerate_candidates(s, LayoutSpec{}, o)) {
+            if (c.offload_modules == 0) {
+                stray += c.offload_share != 0 ? 1 : 0;  // a share only where modules move
+                continue;
+            }
+            (c.offload_share == 0 ? whole : half) += 1;
+            if (c.offload_share == 1) CHECK(to_layout(s, LayoutSpec{}, c).offload_fraction == 0.5);
+        }
+        CHECK(stray == 0);
+        CHECK(whole > 0);
+        if (o.framework.activation_offload_fraction) CHECK(half == whole);  // every module set at 1 and at 0.5
+        else CHECK(half == 0);
+    }
+    // A layout that names its fraction is searched at it alone.
+    LayoutSpec fixed;
+    fixed.activation_offload_modules = kOffloadCoreAttn;
+    fixed.activation_offload_fraction = 0.3;
+    const Scenario s = parse_scenario(llama70b_gb200("megatron-core-2026", json::object()), data_dir());
+    SearchOptions o;
+    o.framework = load_runtime_profile("megatron-core-2026", "").features;
+    const auto candidates = enumerate_candidates(s, fixed, o);
+    REQUIRE(!candidates.empty());
+    for (const Candidate& c : candidates) CHECK(to_layout(s, fixed, c).offload_fraction == 0.3);
+}
+
 TEST_CASE("the Megatron export sets the modules Megatron offloads") {
     const Scenario s = parse_scenario(
         llama70b_gb200("megatron-core-2026", {{"tp", 1}, {"pp", 2}, {"microbatch", 1}, {"recompute", "none"},

@@ -19,7 +19,8 @@ auto knobs(const ScreenedCandidate& s) {
     const Candidate& c = s.candidate;
     return std::make_tuple(s.variant, c.tp, c.pp, c.cp, c.ep, c.etp, c.vp, c.microbatch, c.first_trim, c.last_trim, c.zero_stage, c.shard_group,
                            c.optimizer_offload, c.sequence_parallel, static_cast<int>(c.recompute), c.recompute_modules,
-                           c.offload_layers, c.offload_modules, c.ep_a2a_overlap, c.async_tp, c.rank_order, static_cast<int>(c.schedule));
+                           c.offload_layers, c.offload_modules, c.offload_share, c.ep_a2a_overlap, c.async_tp, c.rank_order,
+                           static_cast<int>(c.schedule));
 }
 
 // Keeps the `limit` best of a stream of candidates and, when several variants (GPU counts,

@@ -173,6 +173,13 @@ Few<std::uint8_t, 2> offload_module_values(const Scenario& s, const LayoutSpec& 
     return {0, static_cast<std::uint8_t>(s.model.is_moe() ? kOffloadExpertFc1 | kOffloadMoeAct : kOffloadCoreAttn | kOffloadAttnProj)};
 }
 
+// The share of the module offload's groups: the layout's, else all of them, or also the leading
+// half where the framework offers the fraction (an index into kOffloadFractions; 0 = all).
+Few<std::uint8_t, 2> offload_share_values(const LayoutSpec& f, const SearchOptions& o, std::uint8_t offload_modules) {
+    if (offload_modules == 0 || f.activation_offload_fraction || !o.framework.activation_offload_fraction) return {0};
+    return {0, 1};
+}
+
 // Megatron-Core's EP all-to-all overlap where the framework ships it and the layout allows it
 // (ep_overlap_rule).
 Few<bool, 2> ep_overlap_values(const Scenario& s, const LayoutSpec& f, const SearchOptions& o, const Candidate& c) {
@@ -355,11 +362,14 @@ void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scena
                                         c.offload_layers = static_cast<std::int16_t>(offload_layers);
                                         c.offload_modules = offload_modules;
                                         c.rank_order = order;
-                                        for (bool overlap : ep_overlap_values(s, f, o, c)) {
-                                            c.ep_a2a_overlap = overlap;
-                                            for (bool async : async_tp_values(f, o, c)) {
-                                                c.async_tp = async;
-                                                out.push_back(c);
+                                        for (std::uint8_t share : offload_share_values(f, o, offload_modules)) {
+                                            c.offload_share = share;
+                                            for (bool overlap : ep_overlap_values(s, f, o, c)) {
+                                                c.ep_a2a_overlap = overlap;
+                                                for (bool async : async_tp_values(f, o, c)) {
+                                                    c.async_tp = async;
+                                                    out.push_back(c);
+                                                }
                                             }
                                         }
                                     }
@@ -555,7 +565,7 @@ void to_layout(const Scenario& s, const LayoutSpec& f, const Candidate& c, Layou
     l.recompute_modules = c.recompute_modules;
     l.activation_offload_layers = c.offload_layers;
     l.offload_modules = c.offload_modules;
-    l.offload_fraction = f.activation_offload_fraction.value_or(1.0);
+    l.offload_fraction = f.activation_offload_fraction.value_or(kOffloadFractions[c.offload_share]);
     l.ep_a2a_overlap = c.ep_a2a_overlap;
     l.async_tp = c.async_tp;
     l.moe_dispatcher = f.moe_dispatcher;  // not searched: the framework's unless the scenario names one

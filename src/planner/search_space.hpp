@@ -43,8 +43,14 @@ struct Candidate {
     Schedule schedule = Schedule::OneFOneB;
     bool async_tp = false;
     std::uint8_t offload_modules = 0;  // OffloadModule bits (fine-grained activation offload)
+    std::uint8_t offload_share = 0;    // index into kOffloadFractions (of the module offload's groups)
 };
 static_assert(sizeof(Candidate) <= 32, "the planner holds many: keep a candidate within 32 bytes");
+
+// The module-offload fractions the planner tries where the framework ships them
+// (features.activation_offload_fraction): all the groups, or the leading half (Megatron-LM's
+// fine_grained_activation_offloading.md example, --activation-offload-fraction 0.5).
+inline constexpr double kOffloadFractions[] = {1.0, 0.5};
 
 // The rank orders worth trying: Megatron's default (DP outside TP/CP/EP, PP outermost) and PP
 // inside DP (pipeline neighbours on nearby nodes, DP groups spread across the fabric).

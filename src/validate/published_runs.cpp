@@ -82,6 +82,8 @@ std::vector<std::string> open_knobs(const LayoutSpec& spec, const Layout& l) {
         out.push_back("activation_offload_layers=" + std::to_string(l.activation_offload_layers));
     if (!spec.activation_offload_modules && l.offload_modules != 0)
         out.push_back("activation_offload_modules=" + offload_modules_text(l.offload_modules));
+    if (!spec.activation_offload_fraction && l.offload_modules != 0 && l.offload_fraction < 1)
+        out.push_back("activation_offload_fraction=" + fmt::format("{}", l.offload_fraction));
     if (!spec.optimizer_offload && l.optimizer_offload) out.push_back("optimizer_offload=true");
     if (!spec.ep_a2a_overlap && l.ep_a2a_overlap) out.push_back("ep_a2a_overlap=true");
     if (!spec.async_tp && l.async_tp) out.push_back("async_tp=true");
