@@ -599,6 +599,15 @@ void check_bridge(const Case& c, const json& data) {
         CHECK(v.number("model.expert_model_parallel_size") == c.layout.ep);
         CHECK(*v.get("comm_overlap.overlap_moe_expert_parallel_comm") == c.layout.ep_a2a_overlap);
     }
+    // The launcher's model: a recipe v0.6.0 ships for this shape, named by its stem, or a note.
+    const auto model_at = e.text.find("--model ");
+    if (model_at != std::string::npos) {
+        const std::string stem = e.text.substr(model_at + 8, e.text.find(' ', model_at + 8) - model_at - 8);
+        const auto& stems = data["model_recipes"]["stems"];
+        CHECK_MESSAGE(std::find(stems.begin(), stems.end(), stem) != stems.end(), stem);
+    } else {
+        CHECK(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) { return n.find("ships no recipe") != std::string::npos; }));
+    }
     // The precision's recipe runs the plan's GEMM precision.
     REQUIRE(v.has("mixed_precision"));
     const json& mp = data["mixed_precision_recipes"][v.given.at("mixed_precision").get<std::string>()];
@@ -688,6 +697,11 @@ TEST_CASE("Megatron-Bridge exports set every knob the plan has, the ones it leav
     Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-70b-h100.json");
     s.training.framework = "nemo-2026";
     Layout l = resolve_layout(s, s.layout);
+    // The launcher starts from Llama 3 70B's library recipe; a shape Bridge has none of is said.
+    CHECK(emit_plan(EmitFormat::MegatronBridge, s, l).text.find("run_recipe.py --model llama3_70b --mode pretrain") != std::string::npos);
+    Scenario odd = s;
+    odd.model.layers = 81;
+    CHECK(emit_plan(EmitFormat::MegatronBridge, odd, l).text.find("--recipe <the model's pretrain recipe>") != std::string::npos);
     const auto settings = [&](const Layout& layout) { return emit_plan(EmitFormat::MegatronBridge, s, layout).settings; };
     // Llama 3 70B's 80 layers over PP 4 with VP 5: an even split, interleaved.
     l.pp = 4;

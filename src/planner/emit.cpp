@@ -717,6 +717,25 @@ std::optional<std::string> bridge_mixed_precision(const PrecisionRecipe& r) {
     return std::nullopt;
 }
 
+// Megatron-Bridge v0.6.0's library recipes for the shapes Sextant ships presets of:
+// run_recipe.py --model STEM loads STEM_pretrain_config (src/megatron/bridge/recipes/*/__init__.py).
+std::optional<std::string_view> bridge_model_stem(const ModelSpec& m) {
+    struct Known {
+        std::string_view stem;
+        std::int64_t layers, hidden, experts;
+    };
+    static constexpr Known kKnown[] = {
+        {"llama3_8b", 32, 4096, 0},          {"llama3_70b", 80, 8192, 0},           {"llama31_405b", 126, 16384, 0},
+        {"deepseek_v3", 61, 7168, 256},      {"qwen3_235b_a22b", 94, 4096, 128},    {"qwen3_30b_a3b", 48, 2048, 128},
+        {"qwen3_next_80b_a3b", 48, 2048, 512}, {"gpt_oss_120b", 36, 2880, 128},     {"nemotron_3_nano", 52, 2688, 128},
+        {"nemotron_3_super", 88, 4096, 512}, {"nemotronh_56b", 118, 8192, 0},       {"nemotronh_8b", 52, 4096, 0},
+        {"gpt3_175b", 96, 12288, 0}};
+    const std::int64_t experts = m.is_moe() ? m.moe.experts : 0;
+    for (const Known& k : kKnown)
+        if (m.layers == k.layers && m.hidden == k.hidden && experts == k.experts) return k.stem;
+    return std::nullopt;
+}
+
 void bridge_pipeline(const Scenario& s, const Layout& l, Emitted& e) {
     PipelineSplit p;
     if (l.pp > 1 && !s.model.is_hybrid()) p = pipeline_split(s, l);
@@ -861,12 +880,20 @@ Emitted megatron_bridge(const Scenario& s, const Layout& l) {
     if (l.async_tp)
         e.notes.push_back("Megatron-Bridge has no PyTorch async TP: its TP overlap is comm_overlap.tp_comm_overlap (Transformer "
                           "Engine userbuffers); the plan's async_tp is not set");
-    e.notes.push_back(fmt::format("the model is the recipe's: start from the pretrain recipe of {} ({} layers, hidden {}, {} heads) "
-                                  "with --recipe or --model; these overrides set the plan, not the architecture",
-                                  s.model.name, s.model.layers, s.model.hidden, s.model.heads));
+    const auto stem = bridge_model_stem(s.model);
+    if (stem)
+        e.notes.push_back(fmt::format("the model is recipe {}_pretrain_config's (run_recipe.py --model {}): these overrides set the "
+                                      "plan, not the architecture",
+                                      *stem, *stem));
+    else
+        e.notes.push_back(fmt::format("Megatron-Bridge v0.6.0 ships no recipe of {} ({} layers, hidden {}, {} heads): start from a "
+                                      "recipe whose model provider builds it (--recipe); these overrides set the plan, not the "
+                                      "architecture",
+                                      s.model.name, s.model.layers, s.model.hidden, s.model.heads));
     // One override per line, in section order, as the launcher reads them (OmegaConf dot-list
     // values: true/false, null, [a,b], numbers; a string with YAML's special characters quoted).
-    e.text = "# Megatron-Bridge: python scripts/training/run_recipe.py --recipe <the model's pretrain recipe> --mode pretrain \\\n";
+    e.text = "# Megatron-Bridge: python scripts/training/run_recipe.py " +
+             (stem ? "--model " + std::string(*stem) : std::string("--recipe <the model's pretrain recipe>")) + " --mode pretrain \\\n";
     std::vector<std::string> lines;
     for (const auto& [section, value] : e.settings.items()) {
         if (!value.is_object()) {
