@@ -783,6 +783,19 @@ TEST_CASE("Megatron-Bridge exports set every knob the plan has, the ones it leav
         CHECK(emit_plan(EmitFormat::MegatronBridge, p, l).settings["mixed_precision"] == recipe);
         CHECK(data["mixed_precision_recipes"].contains(recipe));
     }
+    // Per-tensor FP8 under a generation that prices delayed scaling (megatron-core-2024) runs
+    // Bridge's delayed recipe; torchao's row-wise FP8 has no Bridge recipe, and a note says so.
+    Scenario delayed = s;
+    delayed.training.framework = "megatron-core-2024";
+    delayed.training.precision = precision_recipe("fp8", "/training/precision");
+    const json d = emit_plan(EmitFormat::MegatronBridge, delayed, l).settings;
+    CHECK(d["mixed_precision"] == "bf16_with_fp8_delayed_scaling_mixed");
+    CHECK(data["mixed_precision_recipes"]["bf16_with_fp8_delayed_scaling_mixed"]["fp8_recipe"] == "delayed");
+    Scenario rowwise = s;
+    rowwise.training.precision = precision_recipe("fp8_rowwise", "/training/precision");
+    const Emitted r = emit_plan(EmitFormat::MegatronBridge, rowwise, l);
+    CHECK_FALSE(r.settings.contains("mixed_precision"));
+    CHECK(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("no mixed-precision recipe for fp8_rowwise") != std::string::npos; }));
     // A MoE plan: expert degrees, the dispatcher and the all-to-all overlap with its delayed
     // weight gradients, in the comm_overlap section.
     Scenario dsv3 = load_scenario(data_dir() / "scenarios" / "deepseek-v3-h100.json");

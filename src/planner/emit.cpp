@@ -704,13 +704,13 @@ std::string shell_word(const std::string& word) {
 }
 
 // The named mixed-precision recipe (src/megatron/bridge/training/mixed_precision.py) that runs
-// the plan's precision; nullopt where Bridge names none.
-std::optional<std::string> bridge_mixed_precision(const PrecisionRecipe& r) {
+// the plan's precision, per-tensor FP8 with the runtime's scaling (current, or delayed where the
+// generation prices it so); nullopt where Bridge names none (torchao's row-wise FP8).
+std::optional<std::string> bridge_mixed_precision(const PrecisionRecipe& r, const RuntimeProfile& runtime) {
     const std::string_view p = r.name;
     if (p == "bf16") return "bf16_mixed";
     if (p == "fp16") return "fp16_mixed";
-    if (p == "fp8") return "bf16_with_fp8_current_scaling_mixed";
-    if (p == "fp8_delayed") return "bf16_with_fp8_delayed_scaling_mixed";
+    if (p == "fp8") return runtime.fp8_delayed_scaling ? "bf16_with_fp8_delayed_scaling_mixed" : "bf16_with_fp8_current_scaling_mixed";
     if (p == "fp8_blockwise") return "bf16_with_fp8_subchannel_scaling_mixed";
     if (p == "mxfp8") return "bf16_with_mxfp8_mixed";
     if (p == "nvfp4") return "bf16_with_nvfp4_mixed";
@@ -858,10 +858,10 @@ Emitted megatron_bridge(const Scenario& s, const Layout& l) {
     bridge_recompute(s, l, e);
     bridge_data_parallel(s, l, e);
     bridge_overlaps(s, l, e);
-    if (const auto recipe = bridge_mixed_precision(s.training.precision)) set(e, "mixed_precision", *recipe);
+    if (const auto recipe = bridge_mixed_precision(s.training.precision, runtime(s))) set(e, "mixed_precision", *recipe);
     else e.notes.push_back("Megatron-Bridge names no mixed-precision recipe for " + std::string(s.training.precision.name) +
                            ": the recipe's precision stays");
-    if (s.training.precision.name == std::string_view("fp8"))
+    if (s.training.precision.name == std::string_view("fp8") && !runtime(s).fp8_delayed_scaling)
         e.notes.push_back("bf16_with_fp8_current_scaling_mixed keeps the first and the last transformer layer in BF16 "
                           "(mixed_precision.py), which the plan priced in FP8: set first_last_layers_bf16=False on the "
                           "recipe's MixedPrecisionConfig, as Megatron-Bridge's performance scripts do "
