@@ -318,12 +318,18 @@ double offloaded_chunk_bytes(const Scenario& s, const Layout& l, const RuntimeTr
     // the later int(groups x (1 - fraction)) stay on the GPU (fine_grained_activation_offload.py
     // post_warmup_callback, core_v0.19.0), the same double arithmetic as Python's.
     const double tokens = tokens_per_microbatch(s, l);
-    std::vector<double> groups;
-    for (std::int64_t layer = first; layer < first + layers; ++layer)
-        for (const PerToken& g : offload_groups_per_token(s, l, t, layer))
-            if (const double bytes = bytes_for(g, l, tokens); bytes > 0) groups.push_back(bytes);
-    const auto kept = static_cast<std::size_t>(static_cast<double>(groups.size()) * (1.0 - l.offload_fraction));
-    for (std::size_t i = 0; i + kept < groups.size(); ++i) all += groups[i];
+    const auto each_group = [&](auto&& visit) {
+        for (std::int64_t layer = first; layer < first + layers; ++layer)
+            for (const PerToken& g : offload_groups_per_token(s, l, t, layer))
+                if (const double bytes = bytes_for(g, l, tokens); bytes > 0) visit(bytes);
+    };
+    std::size_t groups = 0;
+    each_group([&](double) { ++groups; });
+    const auto moving = groups - static_cast<std::size_t>(static_cast<double>(groups) * (1.0 - l.offload_fraction));
+    std::size_t seen = 0;
+    each_group([&](double bytes) {
+        if (seen++ < moving) all += bytes;
+    });
     return all;
 }
 

@@ -150,11 +150,11 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
                     layer = run_end;
                 }
                 if (l.offload_fraction < 1) {
-                    // Each model chunk keeps its later groups (offloaded_chunk_bytes): the stage's
-                    // layers in vp consecutive chunks, earlier ones taking the remainder.
+                    // Each model chunk keeps its later groups (offloaded_chunk_bytes), in the
+                    // chunks the simulator splits the stage into (chunk_layers).
                     double moved = 0;
-                    for (std::int64_t c = 0, first = range.first; c < l.vp; ++c) {
-                        const std::int64_t n = (range.second - range.first) / l.vp + (c < (range.second - range.first) % l.vp ? 1 : 0);
+                    std::int64_t first = range.first;
+                    for (const std::int64_t n : chunk_layers(range.second - range.first, l.vp, stage == 0, stage == l.pp - 1)) {
                         moved += offloaded_chunk_bytes(s, l, traits, first, n);
                         first += n;
                     }
