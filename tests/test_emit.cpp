@@ -20,6 +20,8 @@
 #include "planner/emit.hpp"
 #include "planner/explain.hpp"
 #include "planner/planner.hpp"
+#include "sim/stage_plan.hpp"
+#include "sim/step_context.hpp"
 #include "spec/precision_recipe.hpp"
 #include "spec/presets.hpp"
 
@@ -873,6 +875,35 @@ TEST_CASE("Megatron exports: FSDP without --overlap-param-gather, offload with t
     CHECK(value_of(flex, "--moe-token-dispatcher-type") == "flex");
     CHECK(value_of(flex, "--moe-flex-dispatcher-backend") == "hybridep");
     check_megatron({dsv3, hybrid}, data);
+}
+
+TEST_CASE("a pipeline layout the exports write is the split the plan was priced with, chunk by chunk") {
+    // Llama 3 8B (32 layers) over PP 4 x VP 2 as 7/9/9/7: the first stage's 7 leave a layer over,
+    // and the simulator shortens the chunk holding the embedding (3 + 4), the last stage's the
+    // chunk holding the loss (4 + 3); the middle stages' 9 split 5 + 4.
+    Scenario s = load_scenario(data_dir() / "scenarios" / "llama3-8b-h100.json");
+    Layout l = resolve_layout(s, s.layout);
+    l.tp = 1;
+    l.cp = 1;
+    l.pp = 4;
+    l.vp = 2;
+    l.schedule = Schedule::Interleaved;
+    l.dp = s.cluster.gpus / l.pp;
+    l.sequence_parallel = false;
+    l.stage_layers = {7, 9, 9, 7};
+    const StepPlan plan = plan_step(StepContext(s), l);
+    std::string priced = "E";
+    for (std::size_t v = 0; v < 2; ++v)
+        for (std::size_t p = 0; p < 4; ++p)
+            priced += std::string(v + p ? "|" : "") + std::string(static_cast<std::size_t>(plan.stages[p].chunks[v].layers), 't');
+    priced += "L";
+    CHECK(priced == "E" + std::string(3, 't') + "|" + std::string(5, 't') + "|" + std::string(5, 't') + "|" + std::string(4, 't') + "|" +
+                        std::string(4, 't') + "|" + std::string(4, 't') + "|" + std::string(4, 't') + "|" + std::string(3, 't') + "L");
+    std::string exported;
+    for (const auto& [flag, value] : emit_plan(EmitFormat::Megatron, s, l).args)
+        if (flag == "--pipeline-model-parallel-layout") exported = value.value_or("");
+    CHECK(exported == priced);
+    CHECK(emit_plan(EmitFormat::MegatronBridge, s, l).settings["model"]["pipeline_model_parallel_layout"] == priced);
 }
 
 TEST_CASE("Megatron exports the TP overlap the plan priced: --tp-comm-overlap with sequence parallelism, none where userbuffers cannot carry the recipe") {

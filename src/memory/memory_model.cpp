@@ -154,7 +154,8 @@ void each_stage(const Scenario& s, const Layout& l, const RuntimeTraits& traits,
                     // chunks the simulator splits the stage into (chunk_layers).
                     double moved = 0;
                     std::int64_t first = range.first;
-                    for (const std::int64_t n : chunk_layers(range.second - range.first, l.vp, stage == 0, stage == l.pp - 1)) {
+                    const bool embedding = chunk_has_embedding(def, l.pp, stage, 0, l.vp);
+                    for (const std::int64_t n : chunk_layers(range.second - range.first, l.vp, embedding, stage_holds_output(l, stage))) {
                         moved += offloaded_chunk_bytes(s, l, traits, first, n);
                         first += n;
                     }

@@ -9,7 +9,9 @@
 
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "memory/stage_params.hpp"
 #include "planner/search_space.hpp"
+#include "schedule/schedule.hpp"
 #include "spec/runtime_profile.hpp"
 
 namespace sextant {
@@ -103,19 +105,21 @@ struct Feature {
 
 void nothing(const Scenario&, const Layout&, Emitted&) {}
 
-// Layers of chunk `c` of a stage of `n` layers split into `vp` chunks (the simulator's split:
-// earlier chunks take the remainder).
-std::int64_t chunk_layers(std::int64_t n, std::int64_t vp, std::int64_t c) { return n / vp + (c < n % vp ? 1 : 0); }
-
 // The layers of every virtual stage in the order the frameworks list them: chunk 0 of every
 // pipeline rank, then chunk 1, and so on; with `v_shape`, a V schedule's second chunks from the
-// last rank back (torchtitan's ZB-V).
+// last rank back (torchtitan's ZB-V). Each rank's chunks are the ones the plan was priced with
+// (the simulator's chunk_layers: the chunk holding the embedding or the loss short of any layer
+// the division leaves over).
 std::vector<std::int64_t> virtual_stage_layers(const Layout& l, bool v_shape = false) {
+    std::vector<std::vector<std::int64_t>> chunks(static_cast<std::size_t>(l.pp));
+    for (std::int64_t p = 0; p < l.pp; ++p)
+        chunks[static_cast<std::size_t>(p)] = chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp,
+                                                           chunk_has_embedding(l.schedule_def(), l.pp, p, 0, l.vp), stage_holds_output(l, p));
     std::vector<std::int64_t> out;
     for (std::int64_t v = 0; v < l.vp; ++v)
         for (std::int64_t k = 0; k < l.pp; ++k) {
             const std::int64_t p = v_shape && v == 1 ? l.pp - 1 - k : k;
-            out.push_back(chunk_layers(l.stage_layers[static_cast<std::size_t>(p)], l.vp, v));
+            out.push_back(chunks[static_cast<std::size_t>(p)][static_cast<std::size_t>(v)]);
         }
     return out;
 }
