@@ -877,6 +877,20 @@ TEST_CASE("Megatron exports: FSDP without --overlap-param-gather, offload with t
     check_megatron({dsv3, hybrid}, data);
 }
 
+TEST_CASE("module offload and its fraction pass Megatron-LM's and Megatron-Bridge's own checks") {
+    // Llama 3 70B on 64 GB200s under Megatron-Core 2026 (the offload by module and its fraction),
+    // PP 2: no preset reaches these flags, so the transcribed rules on them are held here.
+    const json doc = {{"model", "llama3-70b"},
+                      {"cluster", {{"preset", "gb200-nvl72"}, {"gpus", 64}}},
+                      {"training", {{"seq_len", 8192}, {"global_batch", 128}, {"precision", "fp8"}, {"framework", "megatron-core-2026"}}},
+                      {"layout", {{"tp", 1}, {"pp", 2}, {"microbatch", 1}, {"recompute", "none"},
+                                  {"activation_offload_modules", {"core_attn", "attn_proj"}}, {"activation_offload_fraction", 0.5}}}};
+    const Scenario s = parse_scenario(doc, data_dir());
+    const Layout l = resolve_layout(s, s.layout);
+    check_megatron({s, l}, load_data("megatron-args-d98e8a64dd.json"));
+    check_bridge({s, l}, load_data("megatron-bridge-config-v0.6.0.json"));
+}
+
 TEST_CASE("a pipeline layout the exports write is the split the plan was priced with, chunk by chunk") {
     // Llama 3 8B (32 layers) over PP 4 x VP 2 as 7/9/9/7: the first stage's 7 leave a layer over,
     // and the simulator shortens the chunk holding the embedding (3 + 4), the last stage's the

@@ -622,7 +622,7 @@ void moe_host_floor(const CostContext& ctx, const Layout& l, double rerun, const
     constexpr double kForwardShare = 1.2 / (1.2 + 2.1);
     c.host_forward = host * kForwardShare;
     c.host_backward = host * (1 - kForwardShare) + rerun * c.host_forward;
-    c.forward_before_sync = before_sync;
+    c.forward_before_sync = SyncedWork::of(before_sync);
 }
 }  // namespace
 
@@ -718,8 +718,9 @@ LayerCost layer_cost(const CostContext& ctx, const Layout& l, const LayoutGroups
     const Ffn ffn = m.layer_ffn(layer);
     // The forward work the layer queues before its MoE block, which the host's device-to-host
     // synchronisation waits for (moe_host_floor).
-    const PhaseCost before_moe = f;
+    PhaseCost before_moe;
     if (ffn == Ffn::Moe) {
+        before_moe = f;
         moe = moe_block(ctx, k, x, l, groups, f, b);
         const bool mlp_tp_comm = m.moe.shared_experts > 0 || l.etp > 1;
         // The shared experts are the MLP block's TP GEMMs (expert TP's gathers have none of their own).

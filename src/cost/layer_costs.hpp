@@ -30,6 +30,26 @@ struct PhaseCost {
     double compute() const { return gemm + attention + memory; }
 };
 
+// The forward's work ahead of a dropless MoE layer's device-to-host synchronisation (its mixer,
+// norms and residuals before the token counts reach the host): what the stage's exposure reads of
+// it, in 40 bytes rather than a PhaseCost's 88 (the planner keeps a LayerCost per layer kind and
+// layout). It holds no expert path and no ZeRO-3 gather, which come after it in the layer.
+struct SyncedWork {
+    double kernels = 0, tp = 0, tp_hidden = 0, cp = 0, cp_waited = 0;  // kernels: PhaseCost::compute()
+    static SyncedWork of(const PhaseCost& p) { return {p.compute(), p.tp, p.tp_hidden, p.cp, p.cp_waited}; }
+    double compute() const { return kernels; }
+    // The same work as a phase: the exposure prices it as it would the phase it came from.
+    PhaseCost phase() const {
+        PhaseCost p;
+        p.gemm = kernels;
+        p.tp = tp;
+        p.tp_hidden = tp_hidden;
+        p.cp = cp;
+        p.cp_waited = cp_waited;
+        return p;
+    }
+};
+
 struct LayerCost {
     PhaseCost forward;
     PhaseCost backward;   // includes the recomputed forward under full or selective recompute
@@ -40,7 +60,7 @@ struct LayerCost {
     // The forward's work ahead of the host's device-to-host synchronisation (a dropless MoE
     // layer's mixer, norms and residuals before its token counts reach the host): the host issues
     // the rest only once the GPU has run it, so its wall time adds to host_forward's floor.
-    PhaseCost forward_before_sync;
+    SyncedWork forward_before_sync;
 };
 
 // Communicator group shapes of a layout, analysed once (the expensive part of a collective cost).

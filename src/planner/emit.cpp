@@ -589,6 +589,20 @@ DataParallelMode data_parallel_mode(const Scenario& s, const Layout& l) {
     return fsdp2 ? DataParallelMode::TorchFsdp2 : DataParallelMode::MegatronFsdp;
 }
 
+// The parameter all-gather overlaps the forward where the optimizer state is sharded by
+// Megatron's own code (its distributed optimizer or Megatron-FSDP; FSDP2 gathers by itself) and
+// there are data-parallel ranks to gather from.
+bool overlaps_param_gather(const Scenario& s, const Layout& l) {
+    const DataParallelMode mode = data_parallel_mode(s, l);
+    return l.dp > 1 && (mode == DataParallelMode::DistributedOptimizer || mode == DataParallelMode::MegatronFsdp);
+}
+
+// The TP overlap the plan priced (tp_overlap): Transformer Engine's userbuffers, where the
+// runtime has them and the layout and recipe allow them.
+bool userbuffers_tp_overlap(const Scenario& s, const Layout& l) {
+    return l.tp > 1 && tp_overlap(runtime(s), l, s.training.precision) == TpOverlap::Userbuffers;
+}
+
 void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
     // HSDP: the data-parallel ranks split into --num-distributed-optimizer-instances replicas, each
     // instance sharding over consecutive ranks (Megatron-LM d98e8a64 parallel_state.py); under
@@ -615,9 +629,8 @@ void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
         e.notes.push_back("ZeRO-3 with pipeline or expert parallelism, tied embeddings, fp16 or shard groups runs as Megatron-FSDP "
                           "(--use-torch-fsdp2 refuses them)");
     }
-    const bool sharded_optimizer = l.zero_stage >= 1 && !fsdp2;
     if (l.dp > 1) flag(e, "--overlap-grad-reduce");
-    if (l.dp > 1 && sharded_optimizer) flag(e, "--overlap-param-gather");
+    if (overlaps_param_gather(s, l)) flag(e, "--overlap-param-gather");
     if (l.optimizer_offload) {
         flag(e, "--optimizer-cpu-offload");
         arg(e, "--optimizer-offload-fraction", "1.0");
@@ -625,13 +638,10 @@ void megatron_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
     }
 }
 
-// The TP overlap the plan priced (tp_overlap): Transformer Engine's userbuffers, where the
-// runtime has them and the layout and recipe allow them.
 void megatron_tp_overlap(const Scenario& s, const Layout& l, Emitted& e) {
     if (l.tp <= 1) return;
-    const TpOverlap overlap = tp_overlap(runtime(s), l, s.training.precision);
-    if (overlap == TpOverlap::Userbuffers) flag(e, "--tp-comm-overlap");
-    if (overlap == TpOverlap::TeNcclBackward && l.sequence_parallel)
+    if (userbuffers_tp_overlap(s, l)) flag(e, "--tp-comm-overlap");
+    if (tp_overlap(runtime(s), l, s.training.precision) == TpOverlap::TeNcclBackward && l.sequence_parallel)
         e.notes.push_back("no --tp-comm-overlap: Transformer Engine's userbuffers carry no " + std::string(s.training.precision.name) +
                           " buffers, so the plan priced the TP collectives on its NCCL path (the backward's beside the other GEMM)");
 }
@@ -679,7 +689,6 @@ void set(Emitted& e, const std::string& path, const json& value) {
     else e.settings[path.substr(0, dot)][path.substr(dot + 1)] = value;
 }
 
-json names_json(const std::vector<std::string>& names) { return json(names); }
 
 // A value as an OmegaConf dot-list override reads it: true/false, null, numbers as written,
 // lists as [a,b]; a string YAML would read as something else, or that holds its flow or block
@@ -785,16 +794,14 @@ void bridge_moe(const Scenario& s, const Layout& l, Emitted& e) {
 void bridge_recompute(const Scenario& s, const Layout& l, Emitted& e) {
     const bool selective = l.recompute == Recompute::Selective, full = l.recompute == Recompute::Full;
     set(e, "model.recompute_granularity", selective ? json("selective") : full ? json("full") : json());
-    if (selective) set(e, "model.recompute_modules", names_json(megatron_recompute_modules(s, l, e)));
+    if (selective) set(e, "model.recompute_modules", megatron_recompute_modules(s, l, e));
     set(e, "model.recompute_method", full ? json("uniform") : json());
     set(e, "model.recompute_num_layers", full ? json(1) : json());
     set(e, "model.cpu_offloading", l.activation_offload_layers > 0);
     if (l.activation_offload_layers > 0) set(e, "model.cpu_offloading_num_layers", l.activation_offload_layers);
     set(e, "model.fine_grained_activation_offloading", l.offload_modules != 0);
     if (l.offload_modules != 0) {
-        std::vector<std::string> names;
-        for (const auto n : offload_module_names(l.offload_modules)) names.emplace_back(n);
-        set(e, "model.offload_modules", names_json(names));
+        set(e, "model.offload_modules", offload_module_names(l.offload_modules));
         set(e, "model.activation_offload_fraction", l.offload_fraction);
     }
 }
@@ -834,13 +841,10 @@ void bridge_data_parallel(const Scenario& s, const Layout& l, Emitted& e) {
 // (src/megatron/bridge/training/comm_overlap.py), so they are set there, and DDP's beside them
 // for the data parallelism setup leaves alone.
 void bridge_overlaps(const Scenario& s, const Layout& l, Emitted& e) {
-    const DataParallelMode mode = data_parallel_mode(s, l);
-    const bool sharded = mode == DataParallelMode::DistributedOptimizer || mode == DataParallelMode::MegatronFsdp;
-    const bool tp_overlap_on = l.tp > 1 && tp_overlap(runtime(s), l, s.training.precision) == TpOverlap::Userbuffers;
-    set(e, "comm_overlap.tp_comm_overlap", tp_overlap_on);
+    set(e, "comm_overlap.tp_comm_overlap", userbuffers_tp_overlap(s, l));
     for (const char* section : {"comm_overlap", "ddp"}) {
         set(e, std::string(section) + ".overlap_grad_reduce", l.dp > 1);
-        set(e, std::string(section) + ".overlap_param_gather", l.dp > 1 && sharded);
+        set(e, std::string(section) + ".overlap_param_gather", overlaps_param_gather(s, l));
     }
     e.notes.push_back("the comm_overlap.* overrides need the recipe's comm_overlap section (Megatron-Bridge v0.6.0's model recipes "
                       "set one); a recipe built on recipes/common.py has none (comm_overlap=None): there set model.tp_comm_overlap, "
@@ -862,10 +866,11 @@ Emitted megatron_bridge(const Scenario& s, const Layout& l) {
     bridge_recompute(s, l, e);
     bridge_data_parallel(s, l, e);
     bridge_overlaps(s, l, e);
-    if (const auto recipe = bridge_mixed_precision(s.training.precision, runtime(s))) set(e, "mixed_precision", *recipe);
+    const RuntimeProfile rt = runtime(s);
+    if (const auto recipe = bridge_mixed_precision(s.training.precision, rt)) set(e, "mixed_precision", *recipe);
     else e.notes.push_back("Megatron-Bridge names no mixed-precision recipe for " + std::string(s.training.precision.name) +
                            ": the recipe's precision stays");
-    if (s.training.precision.name == std::string_view("fp8") && !runtime(s).fp8_delayed_scaling)
+    if (s.training.precision.name == std::string_view("fp8") && !rt.fp8_delayed_scaling)
         e.notes.push_back("bf16_with_fp8_current_scaling_mixed keeps the first and the last transformer layer in BF16 "
                           "(mixed_precision.py), which the plan priced in FP8: set first_last_layers_bf16=False on the "
                           "recipe's MixedPrecisionConfig, as Megatron-Bridge's performance scripts do "

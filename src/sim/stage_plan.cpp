@@ -134,7 +134,7 @@ public:
                     const double per = static_cast<double>(counts_[other]) / static_cast<double>(counts_[kind]);
                     cover_backward += per * wall(exposure_.of(oc.backward, oc.recompute, oc.forward.compute()));
                 }
-            const double before_sync = lc.host_forward > 0 ? wall(exposure_.of(lc.forward_before_sync, 0.0, lc.backward.compute())) : 0.0;
+            const double before_sync = lc.host_forward > 0 ? wall(exposure_.of(lc.forward_before_sync.phase(), 0.0, lc.backward.compute())) : 0.0;
             host_floor(terms_[kind].forward, lc.host_forward + before_sync);
             host_floor(terms_[kind].backward, lc.host_backward, cover_backward);
             ready_.set(kind);
