@@ -243,6 +243,43 @@ TEST_CASE("rule: the global batch is a multiple of dp x microbatch") {
     expect(d, "/training/global_batch", "multiple of dp x microbatch");
 }
 
+TEST_CASE("rule: a stated gradient accumulation is global_batch / (dp x microbatch), and with dp known fixes the microbatch") {
+    json d = base();  // global batch 64 over dp 4: 16 sequences a replica
+    d["layout"]["grad_accumulation"] = 4;
+    Scenario s = parse_scenario(d, data_dir());
+    CHECK(resolve_layout(s, s.layout).microbatch == 4);  // 64 / (4 x 4)
+    CHECK(resolve_layout(s, s.layout).microbatches(64) == 4);
+    d["layout"]["microbatch"] = 4;  // agrees
+    CHECK_NOTHROW(parse_scenario(d, data_dir()));
+    d["layout"]["microbatch"] = 2;  // 64 / (4 x 2) = 8 microbatches, not 4: GBS, DP, MBS and GA contradict each other
+    expect(d, "/layout/grad_accumulation", "must equal global_batch / (dp x microbatch) = 64 / (4 x 2) = 8");
+    d["layout"].erase("microbatch");
+    d["layout"]["grad_accumulation"] = 3;  // 16 sequences do not split into 3 microbatches
+    expect(d, "/layout/grad_accumulation", "must divide global_batch / dp = 64 / 4 = 16");
+    d["layout"]["grad_accumulation"] = 0;
+    expect(d, "/layout/grad_accumulation", "positive integer");
+    // With dp open the planner keeps the microbatch each dp needs: dp x microbatch x 4 = 64.
+    d = base();
+    d["layout"] = {{"grad_accumulation", 4}};
+    s = parse_scenario(d, data_dir());
+    SearchOptions o;
+    o.search_rank_order = false;
+    std::size_t n = 0;
+    for (const Candidate& c : enumerate_candidates(s, s.layout, o)) {
+        const std::int64_t dp = 64 / (c.tp * c.pp * c.cp);
+        CHECK(dp * c.microbatch * 4 == 64);
+        ++n;
+    }
+    CHECK(n > 0);
+    // Where no dp leaves a whole microbatch, the search says why, naming the key.
+    d["layout"] = {{"pp", 1}, {"cp", 1}, {"grad_accumulation", 3}};  // tp 1-8: dp 64-8, 1-8 sequences a replica
+    s = parse_scenario(d, data_dir());
+    std::optional<InputError> why;
+    CHECK(enumerate_shapes(s, s.layout, o, &why).empty());
+    REQUIRE(why);
+    CHECK(why->path() == "/layout/grad_accumulation");
+}
+
 TEST_CASE("rule: ep divides the experts, needs a MoE model, and folds into tp x cp x dp with expert_tp") {
     json d = base();
     d["model"] = "mixtral-8x7b";

@@ -321,8 +321,15 @@ namespace {
 // cache holds and a third of its screens priced layer costs anew (issue 18).
 void add_knob_settings(std::vector<Candidate>& out, Candidate shape, const Scenario& s, const LayoutSpec& f,
                        const SearchOptions& o, const std::vector<std::int64_t>& split, std::int64_t dp) {
-    const auto microbatches = knob(f.microbatch, divisors_up_to(s.training.global_batch / dp, o.max_microbatch),
-                                   [](std::int64_t) { return true; });
+    // A stated gradient accumulation fixes the microbatch at each dp (whatever the search's cap).
+    // 0: the stated accumulation leaves no whole microbatch at this dp.
+    const std::int64_t stated =
+        f.grad_accumulation ? accumulation_microbatch(s.training.global_batch, dp, *f.grad_accumulation).value_or(0) : 0;
+    std::vector<std::int64_t> microbatches;
+    if (!f.grad_accumulation)
+        microbatches = knob(f.microbatch, divisors_up_to(s.training.global_batch / dp, o.max_microbatch), [](std::int64_t) { return true; });
+    else if (stated > 0 && f.microbatch.value_or(stated) == stated)
+        microbatches = {stated};
     const auto zero_stages = zero_values(f, o, dp * shape.cp);
     const auto orders = order_values(f, o, shape.pp, dp);
     const auto vps = vp_values(f, split, o);
@@ -462,6 +469,14 @@ std::optional<InputError> walk_shapes(const Scenario& s, const LayoutSpec& f, co
                                           "must be a multiple of dp x microbatch for some layout: the widest model parallelism "
                                           "searched (tp " + num(tp) + " x cp " + num(cp) + " x pp " + num(pp) + ") still leaves dp " +
                                               num(dp) + "; fix tp/pp/cp in /layout, raise the batch or use fewer GPUs");
+                    });
+                    continue;
+                }
+                if (f.grad_accumulation && !accumulation_microbatch(s.training.global_batch, dp, *f.grad_accumulation)) {
+                    rejected.note(4, [&] {
+                        return InputError("/layout/grad_accumulation", num(*f.grad_accumulation),
+                                          grad_accumulation_rule(s.training.global_batch, dp, std::nullopt, *f.grad_accumulation) +
+                                              " (tp " + num(tp) + " x cp " + num(cp) + " x pp " + num(pp) + " leave dp " + num(dp) + ")");
                     });
                     continue;
                 }

@@ -23,6 +23,11 @@ constexpr FieldDef kLayoutFields[] = {
      bind<&LayoutSpec::vp>()},
     {"microbatch", FieldType::Integer, "sequences per microbatch", "sequences", default_integer(1), 1, 1 << 30, "",
      bind<&LayoutSpec::microbatch>()},
+    {"grad_accumulation", FieldType::Integer,
+     "microbatches each data-parallel replica runs per step (gradient accumulation: DeepSpeed gradient_accumulation_steps, "
+     "the GA column of NeMo's and Megatron-Bridge's performance tables); global_batch / (dp x microbatch), so with dp known it "
+     "fixes the microbatch",
+     "microbatches", "global_batch / (dp x microbatch)", 1, 1 << 30, "", bind<&LayoutSpec::grad_accumulation>()},
     {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", default_integer(0), 0, 3, "", bind<&LayoutSpec::zero_stage>()},
     {"shard_group", FieldType::Integer,
      "data-parallel ranks that shard the ZeRO states (HSDP: shard inside a group, replicate across dp / shard_group groups); "
@@ -186,6 +191,28 @@ LayoutSpec parse_layout(const json& object, const std::string& path) {
         l.stage_layers = std::move(layers);
     }
     return l;
+}
+
+std::optional<std::int64_t> accumulation_microbatch(std::int64_t global_batch, std::int64_t dp, std::int64_t grad_accumulation) {
+    if (dp < 1 || grad_accumulation < 1 || global_batch % dp != 0 || (global_batch / dp) % grad_accumulation != 0) return std::nullopt;
+    return global_batch / dp / grad_accumulation;
+}
+
+std::string grad_accumulation_rule(std::int64_t global_batch, std::int64_t dp, std::optional<std::int64_t> microbatch,
+                                   std::int64_t grad_accumulation) {
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    const auto mb = accumulation_microbatch(global_batch, dp, grad_accumulation);
+    if (microbatch && mb != microbatch) {
+        const std::int64_t per_step = *microbatch * dp;
+        return "must equal global_batch / (dp x microbatch) = " + n(global_batch) + " / (" + n(dp) + " x " + n(*microbatch) + ")" +
+               (global_batch % per_step == 0 ? " = " + n(global_batch / per_step) : std::string(", not a whole number")) +
+               ": the global batch, dp, microbatch and gradient accumulation given contradict each other";
+    }
+    if (!mb)
+        return "must divide global_batch / dp = " + n(global_batch) + " / " + n(dp) +
+               (global_batch % dp == 0 ? " = " + n(global_batch / dp) + " sequences a replica runs" : std::string(", not a whole number")) +
+               ": the microbatch is global_batch / (dp x grad_accumulation)";
+    return "";
 }
 
 std::vector<std::int64_t> default_stage_split(std::int64_t layers, std::int64_t pp) {

@@ -89,6 +89,9 @@ constexpr std::span<const std::string_view> enum_names(ParallelDim) { return kPa
 
 struct LayoutSpec {
     std::optional<std::int64_t> tp, pp, dp, cp, ep, expert_tp, vp, microbatch, zero_stage;
+    // Microbatches per replica and step, where a source states it: global_batch / (dp x microbatch)
+    // must give it (a check, and with dp known the microbatch); never stored in a Layout.
+    std::optional<std::int64_t> grad_accumulation;
     std::optional<std::int64_t> shard_group;  // HSDP: data-parallel ranks per shard group
     std::optional<bool> sequence_parallel;
     std::optional<bool> optimizer_offload;
@@ -166,6 +169,13 @@ json layout_json(const Layout& layout);
 // The layer split frameworks use when layers do not divide by pp: the middle stages take
 // ceil(L/pp) and the first and last stages, which also hold the embedding and the loss, share
 // the rest (Llama 3 405B: 126 layers on 16 stages = 7, 8 x 14, 7). Empty when impossible.
+// The microbatch a stated gradient accumulation leaves each of dp replicas of a global batch:
+// global_batch / (dp x grad_accumulation), where that is a whole number of sequences.
+std::optional<std::int64_t> accumulation_microbatch(std::int64_t global_batch, std::int64_t dp, std::int64_t grad_accumulation);
+// What a stated gradient accumulation breaks at this dp (and microbatch, where fixed), or empty.
+std::string grad_accumulation_rule(std::int64_t global_batch, std::int64_t dp, std::optional<std::int64_t> microbatch,
+                                   std::int64_t grad_accumulation);
+
 std::vector<std::int64_t> default_stage_split(std::int64_t layers, std::int64_t pp);
 // The layers of each of a stage's vp chunks: as even as they go, with any shortage on the chunk
 // that also holds the embedding (first stage) or the loss (last stage), as Megatron-Core's

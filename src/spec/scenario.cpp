@@ -366,6 +366,15 @@ void check_batch(const Scenario& s, const LayoutSpec& k) {
                              ") must be even");
 }
 
+// A stated gradient accumulation is what global_batch / (dp x microbatch) gives: with the microbatch
+// fixed it must agree (a source whose GBS, MBS, DP and GA contradict each other states no layout
+// that can run); with it open it must leave a whole microbatch, which it then fixes.
+void check_grad_accumulation(const Scenario& s, const LayoutSpec& k) {
+    if (!k.grad_accumulation || !k.dp) return;
+    if (const std::string rule = grad_accumulation_rule(s.training.global_batch, *k.dp, k.microbatch, *k.grad_accumulation); !rule.empty())
+        throw InputError("/layout/grad_accumulation", int_text(*k.grad_accumulation), rule);
+}
+
 void check_experts(const Scenario& s, const LayoutSpec& k) {
     const ModelSpec& m = s.model;
     const std::int64_t ep = k.ep.value_or(1);
@@ -498,6 +507,7 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_schedule(k);
     check_stage_split(s, known);
     check_batch(s, k);
+    check_grad_accumulation(s, k);
     check_experts(s, k);
     check_shard_group(s, k);
     check_recompute(s, known);
@@ -574,6 +584,12 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     if (spec.rank_order) l.rank_order = *spec.rank_order;
     if (spec.stage_layers) l.stage_layers = *spec.stage_layers;
     try {
+        if (spec.grad_accumulation) {
+            const std::int64_t gb = s.training.global_batch, ga = *spec.grad_accumulation;
+            if (const std::string rule = grad_accumulation_rule(gb, l.dp, spec.microbatch, ga); !rule.empty())
+                throw InputError("/layout/grad_accumulation", int_text(ga), rule);
+            l.microbatch = *accumulation_microbatch(gb, l.dp, ga);
+        }
         validate_layout(s, l);
     } catch (const InputError& e) {
         // The scenario itself is valid (its fixed knobs passed at load); the defaults of its open
