@@ -135,8 +135,8 @@ Output validation_output(const ValidationReport& r, bool planner) {
     out.note(fmt::format("{} runs: MAPE {:.1f}%, worst {} at {:.1f}%", r.runs.size() - r.failed, r.mape_pct, r.worst_run,
                          r.max_abs_error_pct));
     if (r.failed)
-        out.note(fmt::format("{} runs not predicted (a run Sextant cannot express, or whose layout it says does not fit; reasons "
-                             "above); they are not in the summary",
+        out.note(fmt::format("{} runs not predicted (a run Sextant cannot express, whose published numbers contradict each other, "
+                             "or whose layout it says does not fit; reasons above); they are not in the summary",
                              r.failed),
                  true);
     return out;

@@ -166,9 +166,6 @@ LayoutSpec parse_layout(const json& object, const std::string& path);
 // fixes this layout again (parse_layout's inverse), so a plan can be run as it was priced.
 json layout_json(const Layout& layout);
 
-// The layer split frameworks use when layers do not divide by pp: the middle stages take
-// ceil(L/pp) and the first and last stages, which also hold the embedding and the loss, share
-// the rest (Llama 3 405B: 126 layers on 16 stages = 7, 8 x 14, 7). Empty when impossible.
 // The microbatch a stated gradient accumulation leaves each of dp replicas of a global batch:
 // global_batch / (dp x grad_accumulation), where that is a whole number of sequences.
 std::optional<std::int64_t> accumulation_microbatch(std::int64_t global_batch, std::int64_t dp, std::int64_t grad_accumulation);
@@ -176,6 +173,9 @@ std::optional<std::int64_t> accumulation_microbatch(std::int64_t global_batch, s
 std::string grad_accumulation_rule(std::int64_t global_batch, std::int64_t dp, std::optional<std::int64_t> microbatch,
                                    std::int64_t grad_accumulation);
 
+// The layer split frameworks use when layers do not divide by pp: the middle stages take
+// ceil(L/pp) and the first and last stages, which also hold the embedding and the loss, share
+// the rest (Llama 3 405B: 126 layers on 16 stages = 7, 8 x 14, 7). Empty when impossible.
 std::vector<std::int64_t> default_stage_split(std::int64_t layers, std::int64_t pp);
 // The layers of each of a stage's vp chunks: as even as they go, with any shortage on the chunk
 // that also holds the embedding (first stage) or the loss (last stage), as Megatron-Core's

@@ -369,10 +369,9 @@ void check_batch(const Scenario& s, const LayoutSpec& k) {
 // A stated gradient accumulation is what global_batch / (dp x microbatch) gives: with the microbatch
 // fixed it must agree (a source whose GBS, MBS, DP and GA contradict each other states no layout
 // that can run); with it open it must leave a whole microbatch, which it then fixes.
-void check_grad_accumulation(const Scenario& s, const LayoutSpec& k) {
-    if (!k.grad_accumulation || !k.dp) return;
-    if (const std::string rule = grad_accumulation_rule(s.training.global_batch, *k.dp, k.microbatch, *k.grad_accumulation); !rule.empty())
-        throw InputError("/layout/grad_accumulation", int_text(*k.grad_accumulation), rule);
+void check_grad_accumulation(const Scenario& s, std::int64_t dp, std::optional<std::int64_t> microbatch, std::int64_t grad_accumulation) {
+    if (const std::string rule = grad_accumulation_rule(s.training.global_batch, dp, microbatch, grad_accumulation); !rule.empty())
+        throw InputError("/layout/grad_accumulation", int_text(grad_accumulation), rule);
 }
 
 void check_experts(const Scenario& s, const LayoutSpec& k) {
@@ -507,7 +506,7 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
     check_schedule(k);
     check_stage_split(s, known);
     check_batch(s, k);
-    check_grad_accumulation(s, k);
+    if (k.grad_accumulation && k.dp) check_grad_accumulation(s, *k.dp, k.microbatch, *k.grad_accumulation);
     check_experts(s, k);
     check_shard_group(s, k);
     check_recompute(s, known);
@@ -585,10 +584,8 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     if (spec.stage_layers) l.stage_layers = *spec.stage_layers;
     try {
         if (spec.grad_accumulation) {
-            const std::int64_t gb = s.training.global_batch, ga = *spec.grad_accumulation;
-            if (const std::string rule = grad_accumulation_rule(gb, l.dp, spec.microbatch, ga); !rule.empty())
-                throw InputError("/layout/grad_accumulation", int_text(ga), rule);
-            l.microbatch = *accumulation_microbatch(gb, l.dp, ga);
+            check_grad_accumulation(s, l.dp, spec.microbatch, *spec.grad_accumulation);
+            l.microbatch = *accumulation_microbatch(s.training.global_batch, l.dp, *spec.grad_accumulation);
         }
         validate_layout(s, l);
     } catch (const InputError& e) {
