@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "memory/activations.hpp"
 #include "memory/memory_model.hpp"
 #include "memory/stage_params.hpp"
@@ -275,19 +276,28 @@ TEST_CASE("ZeRO-3 under pipeline parallelism in torchtitan holds what ZeRO-1 hol
 }
 
 TEST_CASE("Muon keeps one momentum buffer: 2 + 2 + 4 + 4 bytes per parameter without ZeRO, AdamW 2 + 2 + 12") {
-    auto bytes_per_param = [](const char* optimizer) {
+    auto bytes_per_param = [](const json& optimizer) {
         json doc = {{"model", "llama3-8b"},
                     {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
                     {"training", {{"seq_len", 4096}, {"global_batch", 8}, {"framework", "nemo-2024"},
-                                  {"optimizer", {{"name", optimizer}}}}},
+                                  {"optimizer", optimizer}}},
                     {"layout", {{"tp", 1}, {"dp", 8}}}};
         Scenario s = parse_scenario(doc, data_dir());
         Layout l = resolve_layout(s, s.layout);
         const StageMemory m = estimate_memory(s, l).stages.front();
         return (m.weights + m.gradients + m.optimizer).value() / stage_params(s.model, l, 0).total();
     };
-    CHECK(bytes_per_param("adamw") == doctest::Approx(16.0));
+    CHECK(bytes_per_param({{"name", "adamw"}}) == doctest::Approx(16.0));
+    CHECK(bytes_per_param({{"name", "muon"}}) == doctest::Approx(12.0));
+    // The name alone, as the published-runs files' fields block writes Kimi K2's optimizer.
     CHECK(bytes_per_param("muon") == doctest::Approx(12.0));
+    CHECK(bytes_per_param("adamw") == doctest::Approx(16.0));
+    try {
+        bytes_per_param("sgd");
+        FAIL("sgd is no optimizer Sextant prices");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/training/optimizer/name");
+    }
 }
 
 TEST_CASE("host memory holds what is offloaded: an optimizer's states with their fp32 gradient copy, whole layers for each microbatch in flight") {

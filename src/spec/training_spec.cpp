@@ -21,7 +21,7 @@ constexpr FieldDef kTrainingFields[] = {
      "", bind<&TrainingSpec::framework>()},
     {"train_tokens", FieldType::Number, "token budget of the whole run", "tokens", default_number(0), 0, 1e300, "",
      bind<&TrainingSpec::train_tokens>()},
-    {"optimizer", FieldType::Object, "optimizer, see /training/optimizer"},
+    {"optimizer", FieldType::Object, "optimizer, see /training/optimizer; its name alone (\"muon\") stands for {\"name\": ...}"},
 };
 
 // "adam" is accepted for AdamW (the published runs' spelling).
@@ -70,6 +70,8 @@ TrainingSpec parse_training(const json& training, const json& top, const std::st
         throw InputError(path, value_text(training), "must be a JSON object");
     }
 
+    // An optimizer given by its name alone, as the published-runs files write Kimi K2's "muon".
+    if (combined.contains("optimizer") && combined["optimizer"].is_string()) combined["optimizer"] = {{"name", combined["optimizer"]}};
     ObjectReader r(combined, path, kTrainingFields);
     TrainingSpec t;
     read_fields(r, t);
