@@ -447,6 +447,22 @@ TEST_CASE("a scenario without a layout plans even when the batch is smaller than
         CHECK(std::string(e.what()).find("leaves tp, pp, dp, cp, microbatch open") != std::string::npos);
         CHECK(std::string(e.what()).find("sextant plan") != std::string::npos);
     }
+    // A gradient accumulation fixes the microbatch once dp is known: it is not an open knob, and
+    // the message names only the defaults that were taken (dp 1024 leaves half a sequence a
+    // replica: 512 / (1024 x 1)).
+    json with_accumulation = doc;
+    with_accumulation["layout"] = {{"grad_accumulation", 1}};
+    const Scenario a = parse_scenario(with_accumulation, data_dir());
+    try {
+        resolve_layout(a, a.layout);
+        FAIL("512 sequences cannot give each of 1024 replicas one accumulation step");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/layout/grad_accumulation");
+        const std::string what = e.what();
+        CHECK(what.find("leaves tp, pp, dp, cp open and their defaults (tp 1, pp 1, dp the rest of the GPUs, cp 1)") != std::string::npos);
+        CHECK(what.find("microbatch open") == std::string::npos);
+        CHECK(what.find("microbatch 1") == std::string::npos);
+    }
 }
 
 TEST_CASE("every preset scenario with its layout removed has candidates that pass every rule") {

@@ -521,13 +521,15 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
                              ") must divide into 2 x cp chunks for load-balanced causal attention");
 }
 
-std::vector<std::string> open_knob_names(const LayoutSpec& spec) {
-    std::vector<std::string> open;
-    if (!spec.tp) open.push_back("tp");
-    if (!spec.pp) open.push_back("pp");
-    if (!spec.dp) open.push_back("dp");
-    if (!spec.cp) open.push_back("cp");
-    if (!spec.microbatch) open.push_back("microbatch");
+// The knobs a layout leaves to their defaults, each with the default it took. The microbatch is
+// not open where grad_accumulation fixes it (global_batch / (dp x grad_accumulation)).
+std::vector<std::pair<std::string, std::string>> open_knobs(const LayoutSpec& spec) {
+    std::vector<std::pair<std::string, std::string>> open;
+    if (!spec.tp) open.emplace_back("tp", "tp 1");
+    if (!spec.pp) open.emplace_back("pp", "pp 1");
+    if (!spec.dp) open.emplace_back("dp", "dp the rest of the GPUs");
+    if (!spec.cp) open.emplace_back("cp", "cp 1");
+    if (!spec.microbatch && !spec.grad_accumulation) open.emplace_back("microbatch", "microbatch 1");
     return open;
 }
 }  // namespace
@@ -591,14 +593,17 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     } catch (const InputError& e) {
         // The scenario itself is valid (its fixed knobs passed at load); the defaults of its open
         // knobs are not a layout that runs. Say so, and where a layout comes from instead.
-        const auto open = open_knob_names(spec);
+        const auto open = open_knobs(spec);
         if (open.empty()) throw;
-        std::string names;
-        for (std::size_t i = 0; i < open.size(); ++i) names += (i ? ", " : "") + open[i];
+        std::string names, defaults;
+        for (std::size_t i = 0; i < open.size(); ++i) {
+            names += (i ? ", " : "") + open[i].first;
+            defaults += (i ? ", " : "") + open[i].second;
+        }
         throw InputError(e.path(), e.value(),
-                         e.rule() + "; /layout leaves " + names +
-                             " open and their defaults (tp, pp, cp 1, dp the rest, microbatch 1) do not run: "
-                             "fix them in /layout or let `sextant plan` choose");
+                         e.rule() + "; /layout leaves " + names + " open and " + (open.size() > 1 ? "their defaults (" : "its default (") +
+                             defaults + ") do not run: fix " + (open.size() > 1 ? "them" : "it") +
+                             " in /layout or let `sextant plan` choose");
     }
     if (l.stage_layers.empty()) l.stage_layers = default_stage_split(s.model.layers, l.pp);
     return l;
