@@ -11,6 +11,7 @@
 #include "memory/memory_model.hpp"
 #include "memory/stage_params.hpp"
 #include "spec/presets.hpp"
+#include "spec/runtime_profile.hpp"
 
 using namespace sextant;
 
@@ -81,7 +82,7 @@ TEST_CASE("the gradient dtype is the runtime's unless the scenario sets one: NeM
         json doc = {{"model", "llama3-8b"},
                     {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
                     {"training", training},
-                    {"layout", {{"tp", 1}, {"dp", 8}}}};
+                    {"layout", {{"tp", 1}, {"dp", 8}, {"zero_stage", 0}}}};
         Scenario s = parse_scenario(doc, data_dir());
         Layout l = resolve_layout(s, s.layout);
         const StageMemory m = estimate_memory(s, l).stages.front();
@@ -93,6 +94,43 @@ TEST_CASE("the gradient dtype is the runtime's unless the scenario sets one: NeM
     nemo_fp32["optimizer"] = {{"grad_dtype", "fp32"}};
     CHECK(bytes_per_param(nemo_fp32) == doctest::Approx(18.0));
     CHECK(bytes_per_param({{"seq_len", 4096}, {"global_batch", 8}, {"framework", "megatron-core-2024"}}) == doctest::Approx(18.0));
+}
+
+TEST_CASE("a layout that names no ZeRO stage runs its framework's: NeMo's distributed optimizer, torchtitan's FSDP") {
+    // Per parameter on 8 data-parallel ranks: 2 B of weights, the gradient, 12 B of fp32 master
+    // and moments; the distributed optimizer (1) shards the 12 B, FSDP (3) all of them.
+    auto resolved = [](const std::string& framework) {
+        json doc = {{"model", "llama3-8b"},
+                    {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
+                    {"training", {{"seq_len", 4096}, {"global_batch", 8}, {"framework", framework}}},
+                    {"layout", {{"tp", 1}, {"dp", 8}}}};
+        const Scenario s = parse_scenario(doc, data_dir());
+        const Layout l = resolve_layout(s, s.layout);
+        const StageMemory m = estimate_memory(s, l).stages.front();
+        return std::pair{l.zero_stage, (m.weights + m.gradients + m.optimizer).value() / stage_params(s.model, l, 0).total()};
+    };
+    const auto [megatron_stage, megatron_bytes] = resolved("megatron-core-2024");
+    CHECK(megatron_stage == 0);  // Megatron-LM's --use-distributed-optimizer is off by default
+    CHECK(megatron_bytes == doctest::Approx(2 + 4 + 12));
+    for (const char* nemo : {"nemo-2024", "nemo-2025", "nemo-2026"}) {
+        CAPTURE(nemo);
+        const auto [stage, bytes] = resolved(nemo);
+        CHECK(stage == 1);
+        CHECK(bytes == doctest::Approx(2 + 2 + 12.0 / 8));  // bf16 gradients (the recipes')
+        CHECK(stage == load_runtime_profile(nemo, "").zero_stage);
+    }
+    const auto [titan_stage, titan_bytes] = resolved("torchtitan-2024");
+    CHECK(titan_stage == 3);
+    CHECK(titan_bytes == doctest::Approx((2 + 4 + 12) / 8.0));
+    // A runtime's default must be a stage it implements.
+    json runtime = {{"zero_stage", 3}, {"features", {{"zero_stages", {0, 1}}}}};
+    try {
+        parse_runtime_profile(runtime, "mine", "/calibration/runtime/mine");
+        FAIL("ZeRO-3 is not among the framework's stages");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/calibration/runtime/mine/zero_stage");
+        CHECK(std::string(e.what()).find("features.zero_stages") != std::string::npos);
+    }
 }
 
 TEST_CASE("Korthikanti Table 2: activation bytes per layer for every row") {
@@ -281,7 +319,7 @@ TEST_CASE("Muon keeps one momentum buffer: 2 + 2 + 4 + 4 bytes per parameter wit
                     {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
                     {"training", {{"seq_len", 4096}, {"global_batch", 8}, {"framework", "nemo-2024"},
                                   {"optimizer", optimizer}}},
-                    {"layout", {{"tp", 1}, {"dp", 8}}}};
+                    {"layout", {{"tp", 1}, {"dp", 8}, {"zero_stage", 0}}}};
         Scenario s = parse_scenario(doc, data_dir());
         Layout l = resolve_layout(s, s.layout);
         const StageMemory m = estimate_memory(s, l).stages.front();

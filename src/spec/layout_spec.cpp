@@ -28,7 +28,8 @@ constexpr FieldDef kLayoutFields[] = {
      "the GA column of NeMo's and Megatron-Bridge's performance tables); global_batch / (dp x microbatch), so with dp known it "
      "fixes the microbatch",
      "microbatches", "global_batch / (dp x microbatch)", 1, 1 << 30, "", bind<&LayoutSpec::grad_accumulation>()},
-    {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", default_integer(0), 0, 3, "", bind<&LayoutSpec::zero_stage>()},
+    {"zero_stage", FieldType::Integer, "ZeRO stage (FSDP = 3)", "", "the framework generation's (runtime zero_stage)", 0, 3, "",
+     bind<&LayoutSpec::zero_stage>()},
     {"shard_group", FieldType::Integer,
      "data-parallel ranks that shard the ZeRO states (HSDP: shard inside a group, replicate across dp / shard_group groups); "
      "divides dp", "", "dp", 1, 1 << 24, "", bind<&LayoutSpec::shard_group>()},

@@ -65,6 +65,11 @@ constexpr FieldDef kRuntimeFields[] = {
      "the MoE token dispatcher of a layout that names none: alltoall (NCCL, every routed copy), allgather (every token over the EP "
      "group, outputs reduce-scattered), deepep or hybridep (a token once per remote node its experts are on)",
      "", default_string("alltoall"), -kAny, kAny, "", bind<&RuntimeProfile::moe_dispatcher>()},
+    {"zero_stage", FieldType::Integer,
+     "the ZeRO stage of a layout that names none, as the framework's recipes run it: Megatron-LM's command line shards nothing "
+     "(--use-distributed-optimizer off), NeMo's and Megatron-Bridge's recipes run the distributed optimizer (1), torchtitan and "
+     "llm-foundry FSDP (3); one of features.zero_stages",
+     "", default_integer(0), 0, 3, "", bind<&RuntimeProfile::zero_stage>()},
     {"cp_ring_load_balanced", FieldType::Boolean,
      "context parallelism as a K/V ring over load-balanced chunks: one causal step, cp - 1 unmasked steps on half a block (TE p2p CP)",
      "", default_bool(false), -kAny, kAny, "", bind<&RuntimeProfile::cp_ring_load_balanced>()},
@@ -368,6 +373,9 @@ RuntimeProfile parse_runtime_profile(const json& doc, const std::string& name, c
     read_fields(r, p);
     if (const json* features = r.raw("features")) p.features = parse_features(*features, r.path_of("features"));
     p.features.recompute_modules = p.selective_checkpoint == SelectiveCheckpoint::Modules;
+    const auto& stages = p.features.zero_stages;
+    if (std::find(stages.begin(), stages.end(), std::int64_t{p.zero_stage}) == stages.end())
+        throw InputError(r.path_of("zero_stage"), std::to_string(p.zero_stage), "must be one of the stages the framework implements (features.zero_stages)");
     return p;
 }
 

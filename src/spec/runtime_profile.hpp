@@ -203,6 +203,9 @@ struct RuntimeProfile {
     bool sp_input_regathered = true;
     // The MoE token dispatcher a layout runs unless it names one (layout.moe_dispatcher).
     MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+    // The ZeRO stage a layout runs unless it names one (layout.zero_stage): what the framework's
+    // own recipes run, one of features.zero_stages.
+    int zero_stage = 0;
     // Context parallelism as a ring of K/V over load-balanced chunks (each rank holds chunks i
     // and 2 cp - 1 - i): of a layer's cp attention steps, the first runs the causal kernel on the
     // local chunks and the other cp - 1 an unmasked kernel on half a block (Transformer Engine's

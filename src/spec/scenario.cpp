@@ -10,6 +10,7 @@
 #include "core/suggest.hpp"
 #include "spec/field_binding.hpp"
 #include "spec/presets.hpp"
+#include "spec/runtime_profile.hpp"
 
 namespace sextant {
 
@@ -567,7 +568,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     // that cannot fold (ep x tp does not divide tp x cp x dp) only 1 can.
     l.etp = spec.expert_tp.value_or(s.model.is_moe() && (l.tp * l.cp * l.dp) % (l.ep * l.tp) == 0 ? l.tp : 1);
     l.microbatch = d.microbatch.value();
-    l.zero_stage = static_cast<int>(d.zero_stage.value());
+    l.zero_stage = static_cast<int>(spec.zero_stage.value_or(load_runtime_profile(s.training.framework, "").zero_stage));
     // The rule "dp" of /layout/shard_group: one group of every data-parallel rank is plain ZeRO (0).
     if (spec.shard_group && *spec.shard_group != l.dp) l.shard_group = *spec.shard_group;
     l.sequence_parallel = spec.sequence_parallel.value_or(l.tp > 1);

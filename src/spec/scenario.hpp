@@ -71,8 +71,9 @@ GpuSpec load_gpu(const std::string& name, const std::string& path);
 void check_fixed_knobs(const Scenario& scenario, const LayoutSpec& spec);
 
 // Fills what the layout leaves open with the framework defaults (dp from the GPU count, vp 1,
-// microbatch 1, ZeRO 0, sequence parallel when tp > 1, no recompute) and checks every rule; when
-// the defaults break one, the error says which knobs were open.
+// microbatch 1, the framework generation's ZeRO stage, sequence parallel when tp > 1, no
+// recompute) and checks every rule; when the defaults break one, the error says which knobs were
+// open.
 Layout resolve_layout(const Scenario& scenario, const LayoutSpec& spec);
 
 // Every cross-field rule of a complete layout; throws InputError naming the JSON path and rule.
