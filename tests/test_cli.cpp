@@ -109,3 +109,27 @@ TEST_CASE("--json gives one JSON document on stdout for every command and flag c
     }
     for (const char* ext : {".trace.json", ".profile.json", ".csv", ".svg", ".runs.json", ".html"}) std::remove((tmp + ext).c_str());
 }
+
+TEST_CASE("check prints the ZeRO stage, and whose default it is where the layout names none") {
+    const std::string tmp = "/tmp/sextant_test_cli_zero_" + std::to_string(::getpid());
+    nlohmann::json doc = {{"model", "llama3-8b"},
+                          {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
+                          {"training", {{"seq_len", 4096}, {"global_batch", 8}, {"framework", "nemo-2025"}}},
+                          {"layout", {{"tp", 1}, {"dp", 8}}}};
+    auto check = [&](const nlohmann::json& scenario, const std::string& flags) {
+        std::ofstream(tmp + ".json") << scenario.dump();
+        return run_sextant("check " + tmp + ".json" + flags);
+    };
+    auto o = check(doc, "");
+    CHECK(o.code == 0);
+    CHECK(o.out.find("microbatch 1, ZeRO stage 1 (nemo-2025's default)") != std::string::npos);
+    o = check(doc, " --json");
+    CHECK(nlohmann::json::parse(o.out)["layout"]["zero_stage"] == 1);
+    doc["training"].erase("framework");  // the default generation's, which shards nothing
+    CHECK(check(doc, "").out.find("ZeRO stage 0 (megatron-core-2024's default)") != std::string::npos);
+    doc["layout"]["zero_stage"] = 3;  // named: no attribution
+    o = check(doc, "");
+    CHECK(o.out.find("ZeRO stage 3\n") != std::string::npos);
+    CHECK(o.out.find("default)") == std::string::npos);
+    std::remove((tmp + ".json").c_str());
+}

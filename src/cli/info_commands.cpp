@@ -13,6 +13,7 @@
 #include "report/schema.hpp"
 #include "core/table.hpp"
 #include "spec/presets.hpp"
+#include "spec/runtime_profile.hpp"
 #include "spec/scenario.hpp"
 
 namespace sextant::cli {
@@ -84,7 +85,8 @@ void print_check(const std::string& file, bool as_json) {
                     {"gpus_per_nvlink_domain", std::min(s.cluster.gpus, s.cluster.job_domain_gpus())}};
         if (l)
             doc["layout"] = {{"tp", l->tp}, {"pp", l->pp}, {"dp", l->dp}, {"cp", l->cp}, {"ep", l->ep},
-                             {"vp", l->vp}, {"microbatch", l->microbatch}, {"stage_layers", l->stage_layers}};
+                             {"vp", l->vp}, {"microbatch", l->microbatch}, {"zero_stage", l->zero_stage},
+                             {"stage_layers", l->stage_layers}};
         else
             doc["layout"] = {{"open", open_reason}};
         std::cout << doc.dump(2) << "\n";
@@ -103,7 +105,9 @@ void print_check(const std::string& file, bool as_json) {
     std::cout << "\n";
     if (l)
         std::cout << "  layout  tp " << l->tp << ", pp " << l->pp << ", dp " << l->dp << ", cp " << l->cp
-                  << ", ep " << l->ep << ", vp " << l->vp << ", microbatch " << l->microbatch << "\n";
+                  << ", ep " << l->ep << ", vp " << l->vp << ", microbatch " << l->microbatch << ", ZeRO stage " << l->zero_stage
+                  // A stage the layout does not name is the framework's (runtime zero_stage).
+                  << (s.layout.zero_stage ? "" : " (" + runtime_name(s.training.framework) + "'s default)") << "\n";
     else
         std::cout << "  layout  open: run sextant plan (" << open_reason << ")\n";
 }

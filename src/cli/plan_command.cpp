@@ -264,7 +264,7 @@ std::string search_framework(const PlanArgs& a, const Scenario& s) {
                              "unknown framework generation (calibration/runtime/); " + suggestion_text(a.framework, known));
         return a.framework;
     }
-    const std::string current = s.training.framework.empty() ? "megatron-core-2024" : s.training.framework;
+    const std::string current = runtime_name(s.training.framework);
     if (a.emit.empty()) return current;
     const std::string family = emit_target(parse_emit_format(a.emit)).framework;
     // NeMo runs Megatron-Core: its plans launch with Megatron-LM's arguments.

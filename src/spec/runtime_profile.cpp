@@ -232,6 +232,8 @@ std::string family_of(std::string name) {
 }
 }  // namespace
 
+std::string runtime_name(const std::string& framework) { return framework.empty() ? kDefaultRuntime : framework; }
+
 std::string nearest_runtime_profile(const std::string& framework) {
     const std::vector<std::string> names = preset_names("calibration/runtime");
     if (framework.empty() || std::find(names.begin(), names.end(), framework) != names.end()) return framework;
@@ -361,7 +363,7 @@ Precision gradient_dtype(const TrainingSpec& training, const RuntimeProfile& run
 }
 
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path) {
-    const std::string name = framework.empty() ? "megatron-core-2024" : framework;
+    const std::string name = runtime_name(framework);
     const json doc = resolve_inherited(load_preset("calibration/runtime", name, path), "calibration/runtime", path);
     return parse_runtime_profile(doc, name, "/calibration/runtime/" + name);
 }

@@ -283,7 +283,10 @@ void check_offload_fraction_offered(const RuntimeProfile& runtime, double fracti
 // recompute is not Megatron's, naming `path` (exit 2).
 void check_recompute_modules(const RuntimeProfile& runtime, std::uint8_t modules, const std::string& path);
 
-// calibration/runtime/<framework>.json; an empty name picks "megatron-core-2024".
+// The runtime generation a scenario's /training/framework names; "megatron-core-2024" where it
+// names none.
+std::string runtime_name(const std::string& framework);
+// calibration/runtime/<framework>.json, for runtime_name(framework).
 RuntimeProfile load_runtime_profile(const std::string& framework, const std::string& path);
 // A runtime profile document (presets resolved) named `name`, read at JSON pointer `path`.
 RuntimeProfile parse_runtime_profile(const json& document, const std::string& name, const std::string& path);
