@@ -444,7 +444,7 @@ TEST_CASE("a scenario without a layout plans even when the batch is smaller than
         FAIL("the default layout (dp 1024) cannot run a batch of 512");
     } catch (const InputError& e) {
         CHECK(e.path() == "/training/global_batch");
-        CHECK(std::string(e.what()).find("leaves tp, pp, dp, cp, microbatch open") != std::string::npos);
+        CHECK(std::string(e.what()).find("leaves tp, pp, dp, cp, microbatch, zero_stage open") != std::string::npos);
         CHECK(std::string(e.what()).find("sextant plan") != std::string::npos);
     }
     // A gradient accumulation fixes the microbatch once dp is known: it is not an open knob, and
@@ -459,10 +459,30 @@ TEST_CASE("a scenario without a layout plans even when the batch is smaller than
     } catch (const InputError& e) {
         CHECK(e.path() == "/layout/grad_accumulation");
         const std::string what = e.what();
-        CHECK(what.find("leaves tp, pp, dp, cp open and their defaults (tp 1, pp 1, dp the rest of the GPUs, cp 1)") != std::string::npos);
+        CHECK(what.find("leaves tp, pp, dp, cp, zero_stage open and their defaults (tp 1, pp 1, dp the rest of the GPUs, cp 1, "
+                        "zero_stage 0, megatron-core-2024's)") != std::string::npos);
         CHECK(what.find("microbatch open") == std::string::npos);
         CHECK(what.find("microbatch 1") == std::string::npos);
     }
+    // The ZeRO stage a layout leaves open is its framework's, and where that breaks a rule the
+    // message says whose it was: HSDP groups of 4 of dp 8 shard nothing under Megatron-Core's 0,
+    // and run under NeMo's distributed optimizer.
+    json hsdp = {{"model", "llama3-8b"},
+                 {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
+                 {"training", {{"seq_len", 4096}, {"global_batch", 8}, {"framework", "megatron-core-2024"}}},
+                 {"layout", {{"tp", 1}, {"pp", 1}, {"cp", 1}, {"dp", 8}, {"microbatch", 1}, {"shard_group", 4}}}};
+    const Scenario megatron = parse_scenario(hsdp, data_dir());
+    try {
+        resolve_layout(megatron, megatron.layout);
+        FAIL("ZeRO stage 0 shards nothing");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/layout/shard_group");
+        CHECK(std::string(e.what()).find("leaves zero_stage open and its default (zero_stage 0, megatron-core-2024's) does not run") !=
+              std::string::npos);
+    }
+    hsdp["training"]["framework"] = "nemo-2025";
+    const Scenario nemo = parse_scenario(hsdp, data_dir());
+    CHECK(resolve_layout(nemo, nemo.layout).zero_stage == 1);
 }
 
 TEST_CASE("every preset scenario with its layout removed has candidates that pass every rule") {

@@ -522,15 +522,18 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
                              ") must divide into 2 x cp chunks for load-balanced causal attention");
 }
 
-// The knobs a layout leaves to their defaults, each with the default it took. The microbatch is
-// not open where grad_accumulation fixes it (global_batch / (dp x grad_accumulation)).
-std::vector<std::pair<std::string, std::string>> open_knobs(const LayoutSpec& spec) {
+// The knobs a layout leaves to their defaults, each with the default it took (`l`, resolved for
+// the scenario's framework). The microbatch is not open where grad_accumulation fixes it
+// (global_batch / (dp x grad_accumulation)).
+std::vector<std::pair<std::string, std::string>> open_knobs(const Scenario& s, const LayoutSpec& spec, const Layout& l) {
     std::vector<std::pair<std::string, std::string>> open;
     if (!spec.tp) open.emplace_back("tp", "tp 1");
     if (!spec.pp) open.emplace_back("pp", "pp 1");
     if (!spec.dp) open.emplace_back("dp", "dp the rest of the GPUs");
     if (!spec.cp) open.emplace_back("cp", "cp 1");
     if (!spec.microbatch && !spec.grad_accumulation) open.emplace_back("microbatch", "microbatch 1");
+    if (!spec.zero_stage)
+        open.emplace_back("zero_stage", "zero_stage " + int_text(l.zero_stage) + ", " + runtime_name(s.training.framework) + "'s");
     return open;
 }
 }  // namespace
@@ -594,7 +597,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     } catch (const InputError& e) {
         // The scenario itself is valid (its fixed knobs passed at load); the defaults of its open
         // knobs are not a layout that runs. Say so, and where a layout comes from instead.
-        const auto open = open_knobs(spec);
+        const auto open = open_knobs(s, spec, l);
         if (open.empty()) throw;
         std::string names, defaults;
         for (std::size_t i = 0; i < open.size(); ++i) {
@@ -603,7 +606,7 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
         }
         throw InputError(e.path(), e.value(),
                          e.rule() + "; /layout leaves " + names + " open and " + (open.size() > 1 ? "their defaults (" : "its default (") +
-                             defaults + ") do not run: fix " + (open.size() > 1 ? "them" : "it") +
+                             defaults + (open.size() > 1 ? ") do not run: fix them" : ") does not run: fix it") +
                              " in /layout or let `sextant plan` choose");
     }
     if (l.stage_layers.empty()) l.stage_layers = default_stage_split(s.model.layers, l.pp);
