@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -65,6 +66,17 @@ private:
 };
 
 std::unique_ptr<Evaluator> toy(const Scenario& s) { return std::make_unique<ToyEvaluator>(s); }
+
+// The error resolve_layout refuses a scenario's layout with (its open knobs at their defaults);
+// none where the layout resolves.
+std::optional<InputError> resolve_error(const Scenario& s) {
+    try {
+        resolve_layout(s, s.layout);
+    } catch (const InputError& e) {
+        return e;
+    }
+    return std::nullopt;
+}
 }  // namespace
 
 TEST_CASE("every enumerated candidate passes the scenario validation rules") {
@@ -439,47 +451,38 @@ TEST_CASE("a scenario without a layout plans even when the batch is smaller than
     CHECK_FALSE(p.finish(p.screen({0, 1})).empty());
     // simulate needs a concrete layout: the defaults do not run, and the error says which knobs
     // were open and how to get one.
-    try {
-        resolve_layout(s, s.layout);
-        FAIL("the default layout (dp 1024) cannot run a batch of 512");
-    } catch (const InputError& e) {
-        CHECK(e.path() == "/training/global_batch");
-        CHECK(std::string(e.what()).find("leaves tp, pp, dp, cp, microbatch, zero_stage open") != std::string::npos);
-        CHECK(std::string(e.what()).find("sextant plan") != std::string::npos);
-    }
+    const auto defaults = resolve_error(s);
+    REQUIRE_MESSAGE(defaults, "the default layout (dp 1024) cannot run a batch of 512");
+    CHECK(defaults->path() == "/training/global_batch");
+    CHECK(std::string(defaults->what()).find("leaves tp, pp, dp, cp, microbatch, zero_stage open") != std::string::npos);
+    CHECK(std::string(defaults->what()).find("sextant plan") != std::string::npos);
     // A gradient accumulation fixes the microbatch once dp is known: it is not an open knob, and
     // the message names only the defaults that were taken (dp 1024 leaves half a sequence a
     // replica: 512 / (1024 x 1)).
     json with_accumulation = doc;
     with_accumulation["layout"] = {{"grad_accumulation", 1}};
-    const Scenario a = parse_scenario(with_accumulation, data_dir());
-    try {
-        resolve_layout(a, a.layout);
-        FAIL("512 sequences cannot give each of 1024 replicas one accumulation step");
-    } catch (const InputError& e) {
-        CHECK(e.path() == "/layout/grad_accumulation");
-        const std::string what = e.what();
-        CHECK(what.find("leaves tp, pp, dp, cp, zero_stage open and their defaults (tp 1, pp 1, dp the rest of the GPUs, cp 1, "
-                        "zero_stage 0, megatron-core-2024's)") != std::string::npos);
-        CHECK(what.find("microbatch open") == std::string::npos);
-        CHECK(what.find("microbatch 1") == std::string::npos);
-    }
-    // The ZeRO stage a layout leaves open is its framework's, and where that breaks a rule the
-    // message says whose it was: HSDP groups of 4 of dp 8 shard nothing under Megatron-Core's 0,
-    // and run under NeMo's distributed optimizer.
+    const auto accumulation = resolve_error(parse_scenario(with_accumulation, data_dir()));
+    REQUIRE_MESSAGE(accumulation, "512 sequences cannot give each of 1024 replicas one accumulation step");
+    CHECK(accumulation->path() == "/layout/grad_accumulation");
+    const std::string what = accumulation->what();
+    CHECK(what.find("leaves tp, pp, dp, cp, zero_stage open and their defaults (tp 1, pp 1, dp the rest of the GPUs, cp 1, "
+                    "zero_stage 0, megatron-core-2024's)") != std::string::npos);
+    CHECK(what.find("microbatch open") == std::string::npos);
+    CHECK(what.find("microbatch 1") == std::string::npos);
+}
+
+TEST_CASE("an open ZeRO stage is the framework's, and the message says whose default broke a rule") {
+    // HSDP groups of 4 of dp 8 shard nothing under Megatron-Core's 0, and run under NeMo's
+    // distributed optimizer.
     json hsdp = {{"model", "llama3-8b"},
                  {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
                  {"training", {{"seq_len", 4096}, {"global_batch", 8}, {"framework", "megatron-core-2024"}}},
                  {"layout", {{"tp", 1}, {"pp", 1}, {"cp", 1}, {"dp", 8}, {"microbatch", 1}, {"shard_group", 4}}}};
-    const Scenario megatron = parse_scenario(hsdp, data_dir());
-    try {
-        resolve_layout(megatron, megatron.layout);
-        FAIL("ZeRO stage 0 shards nothing");
-    } catch (const InputError& e) {
-        CHECK(e.path() == "/layout/shard_group");
-        CHECK(std::string(e.what()).find("leaves zero_stage open and its default (zero_stage 0, megatron-core-2024's) does not run") !=
-              std::string::npos);
-    }
+    const auto megatron = resolve_error(parse_scenario(hsdp, data_dir()));
+    REQUIRE_MESSAGE(megatron, "ZeRO stage 0 shards nothing");
+    CHECK(megatron->path() == "/layout/shard_group");
+    CHECK(std::string(megatron->what()).find("leaves zero_stage open and its default (zero_stage 0, megatron-core-2024's) does not run") !=
+          std::string::npos);
     hsdp["training"]["framework"] = "nemo-2025";
     const Scenario nemo = parse_scenario(hsdp, data_dir());
     CHECK(resolve_layout(nemo, nemo.layout).zero_stage == 1);
