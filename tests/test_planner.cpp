@@ -540,6 +540,22 @@ TEST_CASE("a scenario no layout can satisfy names the rule and the knob") {
         CHECK(e.path() == "/training/global_batch");
         CHECK(std::string(e.what()).find("2 x any microbatch") != std::string::npos);
     }
+    // dp open, a gradient accumulation of 4 with a microbatch of 3: 64 sequences would need dp
+    // x 12 to equal 64, which no dp does. The rule that fails is the accumulation's against the
+    // microbatch, and the message says so, not that some vp, microbatch or ZeRO setting is missing.
+    doc = {{"model", "llama3-8b"},
+           {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
+           {"training", {{"seq_len", 4096}, {"global_batch", 64}}},
+           {"layout", {{"grad_accumulation", 4}, {"microbatch", 3}}}};
+    s = parse_scenario(doc, data_dir());  // each of the two is valid alone at some dp
+    try {
+        Planner p(s, {}, toy);
+        FAIL("no dp makes 64 = dp x 3 x 4");
+    } catch (const InputError& e) {
+        CHECK(e.path() == "/layout/grad_accumulation");
+        CHECK(std::string(e.what()).find("must equal global_batch / (dp x microbatch) = 64 / (") != std::string::npos);
+        CHECK(std::string(e.what()).find("x 3)") != std::string::npos);
+    }
 }
 
 TEST_CASE("layouts that leave less than the memory margin free are not offered") {

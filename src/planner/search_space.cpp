@@ -472,13 +472,16 @@ std::optional<InputError> walk_shapes(const Scenario& s, const LayoutSpec& f, co
                     });
                     continue;
                 }
-                if (f.grad_accumulation && !accumulation_microbatch(s.training.global_batch, dp, *f.grad_accumulation)) {
-                    rejected.note(4, [&] {
-                        return InputError("/layout/grad_accumulation", num(*f.grad_accumulation),
-                                          grad_accumulation_rule(s.training.global_batch, dp, std::nullopt, *f.grad_accumulation) +
-                                              " (tp " + num(tp) + " x cp " + num(cp) + " x pp " + num(pp) + " leave dp " + num(dp) + ")");
-                    });
-                    continue;
+                // A stated accumulation fixes the microbatch at this dp; a stated microbatch must be it.
+                if (f.grad_accumulation) {
+                    const std::string rule = grad_accumulation_rule(s.training.global_batch, dp, f.microbatch, *f.grad_accumulation);
+                    if (!rule.empty()) {
+                        rejected.note(4, [&] {
+                            return InputError("/layout/grad_accumulation", num(*f.grad_accumulation),
+                                              rule + " (tp " + num(tp) + " x cp " + num(cp) + " x pp " + num(pp) + " leave dp " + num(dp) + ")");
+                        });
+                        continue;
+                    }
                 }
                 const auto splits = trims(s, f, pp, o);
                 if (splits.empty())
