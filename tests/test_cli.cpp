@@ -110,7 +110,7 @@ TEST_CASE("--json gives one JSON document on stdout for every command and flag c
     for (const char* ext : {".trace.json", ".profile.json", ".csv", ".svg", ".runs.json", ".html"}) std::remove((tmp + ext).c_str());
 }
 
-TEST_CASE("check prints the ZeRO stage, and whose default it is where the layout names none") {
+TEST_CASE("check prints the ZeRO stage, and whose default it is where the layout names none, and simulate the stage it ran") {
     const std::string tmp = "/tmp/sextant_test_cli_zero_" + std::to_string(::getpid());
     nlohmann::json doc = {{"model", "llama3-8b"},
                           {"cluster", {{"gpu", "H100-SXM5-80GB"}, {"gpus", 8}, {"nic_gbps_per_gpu", 400}}},
@@ -125,6 +125,11 @@ TEST_CASE("check prints the ZeRO stage, and whose default it is where the layout
     CHECK(o.out.find("microbatch 1, ZeRO stage 1 (nemo-2025's default)") != std::string::npos);
     o = check(doc, " --json");
     CHECK(nlohmann::json::parse(o.out)["layout"]["zero_stage"] == 1);
+    // simulate says the stage it ran in its heading and its JSON.
+    o = run_sextant("simulate " + tmp + ".json");
+    CHECK(o.out.find("microbatch 1, 1 microbatch, ZeRO stage 1, nemo-2025") != std::string::npos);
+    o = run_sextant("simulate " + tmp + ".json --json");
+    CHECK(nlohmann::json::parse(o.out)["zero_stage"] == 1);
     doc["training"].erase("framework");  // the default generation's, which shards nothing
     CHECK(check(doc, "").out.find("ZeRO stage 0 (megatron-core-2024's default)") != std::string::npos);
     doc["layout"]["zero_stage"] = 3;  // named: no attribution

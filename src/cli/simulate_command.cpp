@@ -35,9 +35,11 @@ struct SimulateArgs {
 Output simulate_output(const Scenario& s, const Layout& l, const std::string& runtime, const std::string& calibration,
                        const StepResult& r) {
     Output out;
-    out.heading = fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, {} microbatches, {}",
+    const std::int64_t microbatches = l.microbatches(s.training.global_batch);
+    // The ZeRO stage is in the heading because a layout that names none runs its framework's.
+    out.heading = fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, {} microbatch{}, ZeRO stage {}, {}",
                               s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name, l.tp, l.pp,
-                              l.dp, l.cp, l.ep, l.vp, l.microbatch, l.microbatches(s.training.global_batch), runtime);
+                              l.dp, l.cp, l.ep, l.vp, l.microbatch, microbatches, microbatches == 1 ? "" : "es", l.zero_stage, runtime);
     out.add_facts({
         {"/scenario", "", s.name},
         {"/step_time_s", "step time", Value(r.step_time_s, Style::Duration)},
@@ -53,6 +55,7 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
         {"/fits", "", r.memory.fits()},
         {"/critical_stage", "", r.critical_stage},
         {"/framework", "", runtime},
+        {"/zero_stage", "", l.zero_stage},
         {"/calibration", "", calibration},
         // Every item in JSON, zeros too (scripts index it); the text table shows those that take time.
         {"/breakdown", "", Value::structured(breakdown_json(r.breakdown.items()), "")},
