@@ -127,7 +127,7 @@ TEST_CASE("check prints the ZeRO stage, and whose default it is where the layout
     CHECK(nlohmann::json::parse(o.out)["layout"]["zero_stage"] == 1);
     // simulate says the stage it ran in its heading and its JSON.
     o = run_sextant("simulate " + tmp + ".json");
-    CHECK(o.out.find("microbatch 1, 1 microbatch, ZeRO stage 1, nemo-2025") != std::string::npos);
+    CHECK(o.out.find("microbatch 1, 1 microbatch, ZeRO 1, nemo-2025") != std::string::npos);
     o = run_sextant("simulate " + tmp + ".json --json");
     CHECK(nlohmann::json::parse(o.out)["zero_stage"] == 1);
     doc["training"].erase("framework");  // the default generation's, which shards nothing

@@ -37,7 +37,7 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
     Output out;
     const std::int64_t microbatches = l.microbatches(s.training.global_batch);
     // The ZeRO stage is in the heading because a layout that names none runs its framework's.
-    out.heading = fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, {} microbatch{}, ZeRO stage {}, {}",
+    out.heading = fmt::format("{}: {} on {} x {}, tp {} pp {} dp {} cp {} ep {} vp {}, microbatch {}, {} microbatch{}, ZeRO {}, {}",
                               s.name.empty() ? "scenario" : s.name, s.model.name, s.cluster.gpus, s.cluster.gpu.name, l.tp, l.pp,
                               l.dp, l.cp, l.ep, l.vp, l.microbatch, microbatches, microbatches == 1 ? "" : "es", l.zero_stage, runtime);
     out.add_facts({
