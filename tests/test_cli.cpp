@@ -138,3 +138,26 @@ TEST_CASE("check prints the ZeRO stage, and whose default it is where the layout
     CHECK(o.out.find("default)") == std::string::npos);
     std::remove((tmp + ".json").c_str());
 }
+
+TEST_CASE("plan's dominant column is the largest cost besides compute with its share of the step") {
+    // A name alone read as the bottleneck where it was milliseconds of a second's step; the share
+    // is the JSON breakdown's item over the step time, to the printed tenth of a percent.
+    const std::string s8 = source_path("scenarios/llama3-8b-h100.json");
+    const auto text = run_sextant("plan " + s8 + " --top 1", false);
+    const auto json = run_sextant("plan " + s8 + " --top 1 --json", false);
+    REQUIRE(text.code == 0);
+    REQUIRE(json.code == 0);
+    const auto plan = nlohmann::json::parse(json.out)["plans"][0];
+    std::string name;
+    double most = 0;
+    for (const auto& [n, v] : plan["breakdown"].items())
+        if (n != "compute" && v.get<double>() > most) {
+            most = v.get<double>();
+            name = n;
+        }
+    REQUIRE(!name.empty());
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "%s %.1f%%", name.c_str(), 100.0 * most / plan["step_time_s"].get<double>());
+    CAPTURE(text.out);
+    CHECK(text.out.find(std::string("  ") + expected + "\n") != std::string::npos);
+}
