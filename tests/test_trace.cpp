@@ -226,3 +226,32 @@ TEST_CASE("trace: a preset scenario (Llama 3 405B, pp 16, vp 4) keeps every inva
     // The work limit's task estimate bounds the tasks the simulation made.
     CHECK(estimated_tasks(l, m) >= static_cast<double>(sim.engine.tasks().size()));
 }
+
+TEST_CASE("trace: a host-bound MoE step's host wait and exposed activation offload are children that tile their tasks") {
+    // Qwen3-30B-A3B on 64 GB200s without expert parallelism. At microbatch 1 each dropless MoE
+    // layer's host time is above its GPU work (the host floor); at microbatch 8, with 47 of 48
+    // layers' activations waiting in host memory, their moves outlast the compute that hides
+    // them. Both are parts of the forward and backward tasks, and the children must still tile
+    // them.
+    json doc = {{"model", "qwen3-30b-a3b"},
+                {"cluster", {{"preset", "gb200-nvl72"}, {"gpus", 64}}},
+                {"training", {{"seq_len", 4096}, {"global_batch", 512}, {"precision", "mxfp8"}, {"framework", "nemo-2026"}}},
+                {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"ep", 1}, {"microbatch", 1}, {"zero_stage", 3}}}};
+    const auto traced = [&](const json& d, const char* child, double Breakdown::*part) {
+        CAPTURE(child);
+        const Scenario s = parse_scenario(d, data_dir());
+        const StepContext ctx(s);
+        const Simulation sim = simulate(ctx, resolve_layout(s, s.layout), TaskLabels::Describe);
+        REQUIRE(sim.result.breakdown.*part > 0.0);
+        check_trace(sim, 0);
+        std::set<std::string> children;
+        const json trace = json::parse(chrome_trace(sim, "moe"));
+        for (const auto& e : trace["traceEvents"])
+            if (e.value("ph", "") == "X") children.insert(e.value("name", ""));
+        CHECK(children.count(child) == 1);
+    };
+    traced(doc, "host (issuing MoE kernels)", &Breakdown::host);
+    doc["layout"]["microbatch"] = 8;
+    doc["layout"]["activation_offload_layers"] = 47;
+    traced(doc, "activation offload (exposed)", &Breakdown::offload);
+}

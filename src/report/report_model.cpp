@@ -14,6 +14,7 @@ SliceKind kind_of_part(Cost c, bool forward) {
     switch (c) {
         case Cost::Recompute: return SliceKind::Recompute;
         case Cost::Compute:
+        case Cost::Host:
         case Cost::Overhead: return forward ? SliceKind::Forward : SliceKind::Backward;
         default: return SliceKind::Communication;
     }

@@ -65,6 +65,8 @@ PartName part_name(Cost c) {
         case Cost::EP: return {"ep (exposed)", "communication", "ep"};
         case Cost::PP: return {"pp (exposed)", "communication", "pp"};
         case Cost::ZeRO: return {"zero-3 gather (exposed)", "communication", "dp"};
+        case Cost::Host: return {"host (issuing MoE kernels)", "overhead", ""};
+        case Cost::Offload: return {"activation offload (exposed)", "offload", ""};
         default: return {"overhead", "overhead", ""};
     }
 }

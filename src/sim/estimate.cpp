@@ -12,7 +12,7 @@ std::size_t at(Cost c) { return static_cast<std::size_t>(c); }
 
 std::vector<std::pair<std::string, double>> Breakdown::items() const {
     return {{"compute", compute}, {"recompute", recompute}, {"tp", tp}, {"cp", cp}, {"ep", ep}, {"pp", pp},
-            {"dp", dp}, {"bubble", bubble}, {"optimizer", optimizer}, {"offload", offload}, {"other", other}};
+            {"dp", dp}, {"bubble", bubble}, {"optimizer", optimizer}, {"offload", offload}, {"host", host}, {"other", other}};
 }
 
 StepResult estimate(const StepContext& ctx, const Layout& l) {
@@ -87,6 +87,7 @@ void add_task_parts(Breakdown& b, const StagePlan& stage, const Layout& l, std::
             b.pp += m * (*parts)[at(Cost::PP)];
             b.dp += m * (*parts)[at(Cost::ZeRO)];
             b.offload += m * (*parts)[at(Cost::Offload)];
+            b.host += m * (*parts)[at(Cost::Host)];
             b.other += m * (*parts)[at(Cost::Overhead)];
         }
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -370,7 +371,9 @@ void account(const StepPlan& plan, const Layout& l, const Engine& e, TimeNs make
 }  // namespace
 
 std::vector<TaskPart> task_parts(const TaskInfo& info, TimeNs start, TimeNs duration) {
-    constexpr Cost kOrder[] = {Cost::Recompute, Cost::Compute, Cost::Overhead, Cost::TP, Cost::CP, Cost::EP, Cost::PP, Cost::ZeRO};
+    // Every part, so that the children tile the task.
+    constexpr Cost kOrder[] = {Cost::Recompute, Cost::Compute, Cost::Host, Cost::Overhead, Cost::TP, Cost::CP, Cost::EP, Cost::PP, Cost::ZeRO, Cost::Offload};
+    static_assert(std::size(kOrder) == static_cast<std::size_t>(Cost::Count));
     double total = 0;
     for (double v : info.parts) total += v;
     std::vector<TaskPart> out;

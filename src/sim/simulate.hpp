@@ -22,8 +22,9 @@ struct Breakdown {
     double bubble = 0;      // pipeline fill and drain, waiting on other stages
     double optimizer = 0;
     double offload = 0;     // activation moves to and from host memory that compute does not hide
+    double host = 0;        // waiting for the host to issue dropless MoE layers' kernels (runtime moe_host_ms_per_layer)
     double other = 0;       // per-microbatch and per-step overheads
-    double total() const { return compute + recompute + tp + cp + ep + pp + dp + bubble + optimizer + offload + other; }
+    double total() const { return compute + recompute + tp + cp + ep + pp + dp + bubble + optimizer + offload + host + other; }
     std::vector<std::pair<std::string, double>> items() const;
 };
 

@@ -87,7 +87,7 @@ struct LayerTerms {
 };
 
 // A phase whose kernels the host issues more slowly than the GPU runs them takes the host's
-// time: the difference waits as overhead (LayerCost::host_forward / host_backward).
+// time: the difference waits for the host (LayerCost::host_forward / host_backward).
 double wall(const Exposed& e) {
     double w = e.contention;
     for (double v : e.parts) w += v;
@@ -98,7 +98,7 @@ double wall(const Exposed& e) {
 void host_floor(Exposed& e, double host, double cover = 0.0) {
     if (host <= 0) return;
     const double w = wall(e) + cover;
-    if (host > w) e.parts[at(Cost::Overhead)] += host - w;
+    if (host > w) e.parts[at(Cost::Host)] += host - w;
 }
 
 // Each kind of layer's terms under a stage's exposure, worked out at the kind's first layer and

@@ -13,7 +13,9 @@
 namespace sextant {
 
 // Where time goes inside a forward or backward task.
-enum class Cost : std::uint8_t { Compute, Recompute, TP, CP, EP, PP, ZeRO, Offload, Overhead, Count };
+// Host: the GPU waiting for the host to issue a dropless MoE layer's kernels (the host floor of
+// cost/layer_costs.cpp moe_host_floor); Overhead: the runtime's per-microbatch overheads.
+enum class Cost : std::uint8_t { Compute, Recompute, TP, CP, EP, PP, ZeRO, Offload, Host, Overhead, Count };
 using CostParts = std::array<double, static_cast<std::size_t>(Cost::Count)>;
 
 struct ChunkPlan {
