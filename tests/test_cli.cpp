@@ -161,3 +161,32 @@ TEST_CASE("plan's dominant column is the largest cost besides compute with its s
     CAPTURE(text.out);
     CHECK(text.out.find(std::string("  ") + expected + "\n") != std::string::npos);
 }
+
+TEST_CASE("simulate says when a step is host-bound, and not otherwise") {
+    // Qwen3-30B-A3B on 64 GB200s without expert parallelism, NCCL's dispatcher, microbatch 1:
+    // each dropless MoE layer's host time is above its GPU work. At microbatch 8 the GPU work
+    // covers it; under HybridEP there is no host floor at all.
+    const std::string tmp = "/tmp/sextant_test_cli_host_" + std::to_string(::getpid()) + ".json";
+    nlohmann::json doc = {
+        {"model", "qwen3-30b-a3b"},
+        {"cluster", {{"preset", "gb200-nvl72"}, {"gpus", 64}}},
+        {"training", {{"seq_len", 4096}, {"global_batch", 512}, {"precision", "mxfp8"}, {"framework", "nemo-2026"}}},
+        {"layout", {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"ep", 1}, {"microbatch", 1}, {"zero_stage", 3}}}};
+    auto simulate = [&](const nlohmann::json& d, const std::string& flags) {
+        std::ofstream(tmp) << d.dump();
+        return run_sextant("simulate " + tmp + flags, false);
+    };
+    const auto json = nlohmann::json::parse(simulate(doc, " --json").out);
+    const double share = json["breakdown"]["host_s"].get<double>() / json["step_time_s"].get<double>();
+    REQUIRE(share > 0.1);
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "host-bound: %.0f%% of the step", 100.0 * share);
+    CHECK(simulate(doc, "").out.find(expected) != std::string::npos);
+    doc["layout"]["microbatch"] = 8;
+    CHECK(simulate(doc, "").out.find("host-bound") == std::string::npos);
+    doc["layout"]["microbatch"] = 1;
+    doc["layout"]["moe_dispatcher"] = "hybridep";
+    const auto hybrid = simulate(doc, " --json");
+    CHECK(nlohmann::json::parse(hybrid.out)["breakdown"]["host_s"].get<double>() == 0.0);
+    std::remove(tmp.c_str());
+}

@@ -70,6 +70,13 @@ Output simulate_output(const Scenario& s, const Layout& l, const std::string& ru
                                              : "";
     out.note(fmt::format("critical pipeline stage: {}; MFU counts 6 x active parameters + 12 L h s FLOPs per token{}", r.critical_stage,
                          mixers));
+    // A step that mostly waits for the host is a different problem from a slow GPU: say so, and
+    // what the model says relieves it (cost/layer_costs.cpp moe_host_floor).
+    if (r.breakdown.host > 0.1 * r.step_time_s)
+        out.note(fmt::format("host-bound: {:.0f}% of the step waits for the host to issue dropless MoE layers' kernels (runtime "
+                             "moe_host_ms_per_layer); the HybridEP dispatcher, padded token dropping or a larger microbatch "
+                             "(fewer microbatches, each longer on the GPU) relieve it",
+                             100.0 * r.breakdown.host / r.step_time_s));
     return out;
 }
 
