@@ -311,7 +311,7 @@ TEST_CASE("a dropless MoE layer's host issue time: a floor under each phase, spl
 TEST_CASE("the host floor in a step: a MoE layer whose GPU work is shorter than its host time takes the host's, as host time") {
     // Mixtral 8x7B on 8 GPUs, EP 8, microbatch 1: every layer MoE. The profile's factor adds
     // 100 ms of host time to each layer, far above its GPU work: each layer's forward and
-    // backward then take exactly the host's share, the difference waiting as overhead, and the
+    // backward then take exactly the host's share, the difference waiting for the host, and the
     // chunk's phases grow by the layers' host time less their GPU time.
     const Scenario s = scenario("mixtral-8x7b", {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"microbatch", 1}}, 8);
     const CalibrationProfile profile = CalibrationProfile::from_json(flat_profile(), "", s.cluster.gpu);
@@ -325,26 +325,26 @@ TEST_CASE("the host floor in a step: a MoE layer whose GPU work is shorter than 
     const ChunkPlan gpu = plan_step(ctx, l).stages[0].chunks.at(0);
     const ChunkPlan bound = plan_step(hosted, l).stages[0].chunks.at(0);
     const double layers = static_cast<double>(s.model.layers);
-    const auto overhead = static_cast<std::size_t>(Cost::Host);
+    const auto host_part = static_cast<std::size_t>(Cost::Host);
     // Per layer, the exposed GPU time of a phase is below its host share...
     REQUIRE(gpu.forward < layers * host_layer.host_forward);
     // ...so the floor adds the difference, layer by layer, as time waiting for the host (not the
     // runtime's per-microbatch overhead); the embedding and the loss keep their GPU time.
-    CHECK(bound.forward_parts[overhead] > 0.0);
+    CHECK(bound.forward_parts[host_part] > 0.0);
     CHECK(bound.forward >= layers * host_layer.host_forward);
     CHECK(bound.backward >= layers * host_layer.host_backward);
     CHECK(bound.forward <= layers * host_layer.host_forward + gpu.forward);
-    CHECK(bound.forward - gpu.forward == doctest::Approx(bound.forward_parts[overhead] - gpu.forward_parts[overhead]));
+    CHECK(bound.forward - gpu.forward == doctest::Approx(bound.forward_parts[host_part] - gpu.forward_parts[host_part]));
     CHECK(bound.forward_parts[static_cast<std::size_t>(Cost::Overhead)] == 0.0);
     // Without the factor, no host wait.
-    CHECK(gpu.forward_parts[overhead] == 0.0);
+    CHECK(gpu.forward_parts[host_part] == 0.0);
     // The step's breakdown says so: the host's time is `host`, and `other` keeps only the
     // per-step and per-microbatch overheads (none here but the step's own).
     const StepResult step = estimate(hosted, l);
     CHECK(step.breakdown.host > 0.0);
     const auto microbatches = static_cast<double>(l.microbatches(s.training.global_batch));
     CHECK(step.breakdown.host ==
-          doctest::Approx(microbatches * (bound.forward_parts[overhead] + bound.backward_parts[overhead])).epsilon(1e-9));
+          doctest::Approx(microbatches * (bound.forward_parts[host_part] + bound.backward_parts[host_part])).epsilon(1e-9));
     CHECK(estimate(ctx, l).breakdown.host == 0.0);
     CHECK(step.breakdown.other == doctest::Approx(estimate(ctx, l).breakdown.other));
     // Forward, the host issues the MoE block only after the synchronisation that waits for the

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -67,16 +68,19 @@ private:
 
 std::unique_ptr<Evaluator> toy(const Scenario& s) { return std::make_unique<ToyEvaluator>(s); }
 
-// The error resolve_layout refuses a scenario's layout with (its open knobs at their defaults);
-// none where the layout resolves.
-std::optional<InputError> resolve_error(const Scenario& s) {
+// The input error `f` stops with; none where it returns.
+std::optional<InputError> error_of(const std::function<void()>& f) {
     try {
-        resolve_layout(s, s.layout);
+        f();
     } catch (const InputError& e) {
         return e;
     }
     return std::nullopt;
 }
+
+// The error resolve_layout refuses a scenario's layout with (its open knobs at their defaults);
+// none where the layout resolves.
+std::optional<InputError> resolve_error(const Scenario& s) { return error_of([&] { resolve_layout(s, s.layout); }); }
 }  // namespace
 
 TEST_CASE("every enumerated candidate passes the scenario validation rules") {
@@ -509,37 +513,28 @@ TEST_CASE("a scenario no layout can satisfy names the rule and the knob") {
                 {"training", {{"seq_len", 8192}, {"global_batch", 3}, {"precision", "bf16"}}},
                 {"layout", {{"tp", 8}, {"cp", 1}}}};
     Scenario s = parse_scenario(doc, data_dir());  // nothing fixed breaks a rule
-    try {
-        Planner p(s, {}, toy);
-        FAIL("3 sequences cannot be spread over a data-parallel degree of at least 2");
-    } catch (const InputError& e) {
-        CHECK(e.path() == "/training/global_batch");
-        CHECK(std::string(e.what()).find("must be a multiple of dp x microbatch for some layout") != std::string::npos);
-    }
+    auto e = error_of([&] { Planner p(s, {}, toy); });
+    REQUIRE_MESSAGE(e, "3 sequences cannot be spread over a data-parallel degree of at least 2");
+    CHECK(e->path() == "/training/global_batch");
+    CHECK(std::string(e->what()).find("must be a multiple of dp x microbatch for some layout") != std::string::npos);
     // A fixed knob that no choice of the open ones can serve: ep 3 does not divide 8 experts.
     doc = {{"model", "mixtral-8x7b"},
            {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
            {"training", {{"seq_len", 4096}, {"global_batch", 64}}},
            {"layout", {{"ep", 3}}}};
-    try {
-        parse_scenario(doc, data_dir());
-        FAIL("ep 3 does not divide 8 experts");
-    } catch (const InputError& e) {
-        CHECK(e.path() == "/layout/ep");
-    }
+    e = error_of([&] { parse_scenario(doc, data_dir()); });
+    REQUIRE_MESSAGE(e, "ep 3 does not divide 8 experts");
+    CHECK(e->path() == "/layout/ep");
     // tp 8 x pp 4 x cp 1 on 64 GPUs fix dp at 2, which no microbatch can make divide a batch of 5: a
     // rule of fixed knobs only, so the scenario's error.
     doc = {{"model", "llama3-70b"},
            {"cluster", {{"preset", "dgx-h100-superpod"}, {"gpus", 64}}},
            {"training", {{"seq_len", 8192}, {"global_batch", 5}}},
            {"layout", {{"tp", 8}, {"pp", 4}, {"cp", 1}}}};
-    try {
-        parse_scenario(doc, data_dir());
-        FAIL("dp 2 is fixed by tp 8 x pp 4 on 64 GPUs and does not divide 5");
-    } catch (const InputError& e) {
-        CHECK(e.path() == "/training/global_batch");
-        CHECK(std::string(e.what()).find("2 x any microbatch") != std::string::npos);
-    }
+    e = error_of([&] { parse_scenario(doc, data_dir()); });
+    REQUIRE_MESSAGE(e, "dp 2 is fixed by tp 8 x pp 4 on 64 GPUs and does not divide 5");
+    CHECK(e->path() == "/training/global_batch");
+    CHECK(std::string(e->what()).find("2 x any microbatch") != std::string::npos);
     // dp open, a gradient accumulation of 4 with a microbatch of 3: 64 sequences would need dp
     // x 12 to equal 64, which no dp does. The rule that fails is the accumulation's against the
     // microbatch, and the message says so, not that some vp, microbatch or ZeRO setting is missing.
@@ -548,14 +543,11 @@ TEST_CASE("a scenario no layout can satisfy names the rule and the knob") {
            {"training", {{"seq_len", 4096}, {"global_batch", 64}}},
            {"layout", {{"grad_accumulation", 4}, {"microbatch", 3}}}};
     s = parse_scenario(doc, data_dir());  // each of the two is valid alone at some dp
-    try {
-        Planner p(s, {}, toy);
-        FAIL("no dp makes 64 = dp x 3 x 4");
-    } catch (const InputError& e) {
-        CHECK(e.path() == "/layout/grad_accumulation");
-        CHECK(std::string(e.what()).find("must equal global_batch / (dp x microbatch) = 64 / (") != std::string::npos);
-        CHECK(std::string(e.what()).find("x 3)") != std::string::npos);
-    }
+    e = error_of([&] { Planner p(s, {}, toy); });
+    REQUIRE_MESSAGE(e, "no dp makes 64 = dp x 3 x 4");
+    CHECK(e->path() == "/layout/grad_accumulation");
+    CHECK(std::string(e->what()).find("must equal global_batch / (dp x microbatch) = 64 / (") != std::string::npos);
+    CHECK(std::string(e->what()).find("x 3)") != std::string::npos);
 }
 
 TEST_CASE("layouts that leave less than the memory margin free are not offered") {

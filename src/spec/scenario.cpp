@@ -523,15 +523,15 @@ void check_layout_rules(const Scenario& s, const KnownLayout& known) {
 }
 
 // The knobs a layout leaves to their defaults, each with the default it took (`l`, resolved for
-// the scenario's framework). The microbatch is not open where grad_accumulation fixes it
-// (global_batch / (dp x grad_accumulation)).
+// the scenario's framework), read from `l` rather than stated again. The microbatch is not open
+// where grad_accumulation fixes it (global_batch / (dp x grad_accumulation)).
 std::vector<std::pair<std::string, std::string>> open_knobs(const Scenario& s, const LayoutSpec& spec, const Layout& l) {
     std::vector<std::pair<std::string, std::string>> open;
-    if (!spec.tp) open.emplace_back("tp", "tp 1");
-    if (!spec.pp) open.emplace_back("pp", "pp 1");
+    if (!spec.tp) open.emplace_back("tp", "tp " + int_text(l.tp));
+    if (!spec.pp) open.emplace_back("pp", "pp " + int_text(l.pp));
     if (!spec.dp) open.emplace_back("dp", "dp the rest of the GPUs");
-    if (!spec.cp) open.emplace_back("cp", "cp 1");
-    if (!spec.microbatch && !spec.grad_accumulation) open.emplace_back("microbatch", "microbatch 1");
+    if (!spec.cp) open.emplace_back("cp", "cp " + int_text(l.cp));
+    if (!spec.microbatch && !spec.grad_accumulation) open.emplace_back("microbatch", "microbatch " + int_text(l.microbatch));
     if (!spec.zero_stage)
         open.emplace_back("zero_stage", "zero_stage " + int_text(l.zero_stage) + ", " + runtime_name(s.training.framework) + "'s");
     return open;
@@ -571,7 +571,8 @@ Layout resolve_layout(const Scenario& s, const LayoutSpec& spec) {
     // that cannot fold (ep x tp does not divide tp x cp x dp) only 1 can.
     l.etp = spec.expert_tp.value_or(s.model.is_moe() && (l.tp * l.cp * l.dp) % (l.ep * l.tp) == 0 ? l.tp : 1);
     l.microbatch = d.microbatch.value();
-    l.zero_stage = static_cast<int>(spec.zero_stage.value_or(load_runtime_profile(s.training.framework, "").zero_stage));
+    // The runtime preset is read only where the layout names no stage (value_or would read it always).
+    l.zero_stage = static_cast<int>(spec.zero_stage ? *spec.zero_stage : load_runtime_profile(s.training.framework, "").zero_stage);
     // The rule "dp" of /layout/shard_group: one group of every data-parallel rank is plain ZeRO (0).
     if (spec.shard_group && *spec.shard_group != l.dp) l.shard_group = *spec.shard_group;
     l.sequence_parallel = spec.sequence_parallel.value_or(l.tp > 1);
