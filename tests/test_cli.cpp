@@ -80,6 +80,7 @@ TEST_CASE("--json gives one JSON document on stdout for every command and flag c
         "collective --ranks 16 --span rail --min 1K --max 1M --json",
         "collective --op all_to_all --ranks 64 --concurrent-groups 2 --min 1M --max 4M --json",
         "simulate " + s405 + " --json",
+        "simulate " + s8 + " --accuracy --json",
         "simulate " + s405 + " --trace " + tmp + ".trace.json --json",
         "validate " + source_path("tests/validation/llama3-405b-h100.json") + " --json",
         "validate --planner " + tmp + ".runs.json --json",
@@ -160,6 +161,38 @@ TEST_CASE("plan's dominant column is the largest cost besides compute with its s
     std::snprintf(expected, sizeof expected, "%s %.1f%%", name.c_str(), 100.0 * most / plan["step_time_s"].get<double>());
     CAPTURE(text.out);
     CHECK(text.out.find(std::string("  ") + expected + "\n") != std::string::npos);
+}
+
+TEST_CASE("simulate --accuracy shows the published runs like the scenario, and where it reaches beyond them") {
+    // Qwen3-30B-A3B on 4,096 B300s: the published B300 MoE runs go to 256 GPUs.
+    const std::string tmp = "/tmp/sextant_test_cli_accuracy_" + std::to_string(::getpid()) + ".json";
+    std::ofstream(tmp) << nlohmann::json{
+        {"model", "qwen3-30b-a3b"},
+        {"cluster", {{"gpu", "B300-SXM-270GB"}, {"gpus", 4096}, {"gpus_per_node", 8}, {"nic_gbps_per_gpu", 800}}},
+        {"training", {{"seq_len", 4096}, {"global_batch", 4096}, {"precision", "mxfp8"}, {"framework", "nemo-2026"}}},
+        {"layout", {{"ep", 8}}}}.dump();
+    const auto json = nlohmann::json::parse(run_sextant("simulate " + tmp + " --accuracy --json", false).out);
+    const auto& a = json["accuracy"];
+    CHECK(a["gpu"] == "B300-SXM-270GB");
+    CHECK(a["moe"] == true);
+    REQUIRE(a["runs"].get<std::size_t>() > 0);
+    CHECK(a["nearest"].size() == a["runs"].get<std::size_t>());
+    for (const auto& r : a["nearest"]) CHECK(r["gpus"].get<std::int64_t>() <= a["largest_gpus"].get<std::int64_t>());
+    const auto text = run_sextant("simulate " + tmp + " --accuracy", false);
+    CAPTURE(text.out);
+    CHECK(text.code == 0);
+    CHECK(text.out.find("published B300-SXM-270GB MoE runs, nearest first") != std::string::npos);
+    CHECK(text.out.find(a["nearest"][0]["id"].get<std::string>()) != std::string::npos);
+    char expected[160];
+    std::snprintf(expected, sizeof expected, "%zu run%s like this one, none a fit used: MAPE %.1f%%, mean error %+.1f%%", a["runs"].get<std::size_t>(),
+                  a["runs"].get<std::size_t>() == 1 ? "" : "s", a["mape_pct"].get<double>(), a["mean_error_pct"].get<double>());
+    CHECK(text.out.find(expected) != std::string::npos);
+    std::snprintf(expected, sizeof expected, "4096 GPUs is more than any of them ran (%lld the most)",
+                  static_cast<long long>(a["largest_gpus"].get<std::int64_t>()));
+    CHECK(text.out.find(expected) != std::string::npos);
+    // Without the flag, simulate does no validation.
+    CHECK(!nlohmann::json::parse(run_sextant("simulate " + tmp + " --json", false).out).contains("accuracy"));
+    std::remove(tmp.c_str());
 }
 
 TEST_CASE("simulate says when a step is host-bound, and not otherwise") {

@@ -128,7 +128,9 @@ std::string default_peak(const Scenario& s) {
     }
 }
 
-RunValidation validate_one(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner) {
+}  // namespace
+
+RunValidation validate_run(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner) {
     const std::string published_framework = run.contains("framework") && run["framework"].is_string() ? run["framework"].get<std::string>() : "";
     const bool other_framework = run_runtime(run) != published_framework;
     const Scenario s = run_scenario(run, path, base);
@@ -167,7 +169,6 @@ RunValidation validate_one(const json& run, const std::string& path, const std::
     if (with_planner) rate_planner(s, v);
     return v;
 }
-}  // namespace
 
 Scenario run_scenario(const json& run, const std::string& path, const std::filesystem::path& base) {
     // A framework Sextant has no runtime profile for runs on the nearest one, and says so.
@@ -210,7 +211,7 @@ ValidationReport validate_runs(const std::filesystem::path& file, bool with_plan
         const std::string path = "/runs/" + std::to_string(i);
         RunValidation v;
         try {
-            v = validate_one(run, path, file.parent_path(), with_planner);
+            v = validate_run(run, path, file.parent_path(), with_planner);
         } catch (const InputError& e) {
             v.id = run.is_object() && run.contains("id") && run["id"].is_string() ? run["id"].get<std::string>() : path;
             v.error = e;

@@ -52,6 +52,11 @@ std::pair<double, Layout> planner_best(const Scenario& scenario);
 // framework, refined by the NeMo container its notes name ("framework_version=... NeMo 25.09 ...").
 std::string runtime_generation(const std::string& framework, const std::string& notes);
 
+// One run of a published-runs/1 file (`path` its JSON pointer, `base` the file's folder): the
+// knobs its source left open chosen as its framework would, the step predicted and compared with
+// the measurement. An InputError names the field a run cannot be read or fitted by.
+RunValidation validate_run(const json& run, const std::string& path, const std::filesystem::path& base, bool with_planner = false);
+
 // Each run is validated on its own: one the tool cannot read (an unknown GPU, a broken layout)
 // carries its error and the others still count.
 ValidationReport validate_runs(const std::filesystem::path& file, bool with_planner = false);

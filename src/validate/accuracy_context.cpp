@@ -1,0 +1,123 @@
+#include "validate/accuracy_context.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "core/error.hpp"
+#include "spec/presets.hpp"
+#include "spec/runtime_profile.hpp"
+#include "validate/published_runs.hpp"
+#include "validate/summary.hpp"
+
+namespace sextant {
+
+namespace fs = std::filesystem;
+
+namespace {
+// The published-runs/1 files of a folder, in name order (a folder's other files are not runs).
+std::vector<std::pair<fs::path, json>> run_files(const fs::path& dir) {
+    std::vector<fs::path> paths;
+    std::error_code ec;
+    if (fs::is_directory(dir, ec))
+        for (const auto& entry : fs::directory_iterator(dir, ec))
+            if (entry.is_regular_file() && entry.path().extension() == ".json") paths.push_back(entry.path());
+    std::sort(paths.begin(), paths.end());
+    std::vector<std::pair<fs::path, json>> out;
+    for (const auto& p : paths) {
+        json doc = load_json_file(p, "");
+        if (doc.is_object() && doc.value("schema", "") == "published-runs/1" && doc.contains("runs") && doc["runs"].is_array())
+            out.emplace_back(p, std::move(doc));
+    }
+    return out;
+}
+
+// A run that may be like the scenario: where it is, and what it ran on.
+struct Candidate {
+    const json* run;
+    std::string path;
+    fs::path base;
+    std::string gpu;
+    bool moe;
+    SimilarRun facts;
+};
+
+std::vector<Candidate> candidates(const std::vector<std::pair<fs::path, json>>& files, const std::set<std::string>& fitted) {
+    std::map<std::string, std::string> runtime_names;
+    const auto runtime_name = [&](const std::string& framework) {
+        auto it = runtime_names.find(framework);
+        if (it == runtime_names.end()) it = runtime_names.emplace(framework, load_runtime_profile(framework, "/framework").name).first;
+        return it->second;
+    };
+    std::vector<Candidate> out;
+    for (const auto& [file, doc] : files)
+        for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
+            const json& run = doc["runs"][i];
+            const std::string path = "/runs/" + std::to_string(i);
+            if (!run.is_object() || fitted.count(run.value("id", ""))) continue;
+            // A run Sextant cannot read is not known to be like anything; `validate` names it.
+            try {
+                const Scenario s = run_scenario(run, path, file.parent_path());
+                out.push_back({&run, path, file.parent_path(), s.cluster.gpu.name, s.model.is_moe(),
+                               {run.value("id", path), runtime_name(s.training.framework), std::string(s.training.precision.name), s.cluster.gpus, 0}});
+            } catch (const InputError&) {
+            }
+        }
+    return out;
+}
+}  // namespace
+
+AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& validation_dir, const fs::path& fit_dir) {
+    std::vector<std::string> fit_files;
+    for (const auto& [path, doc] : run_files(fit_dir)) fit_files.push_back(path.string());
+    const auto files = run_files(validation_dir);
+    const std::vector<Candidate> all = candidates(files, run_ids(fit_files));
+
+    AccuracyContext c;
+    c.gpu = scenario.cluster.gpu.name;
+    c.moe = scenario.model.is_moe();
+    std::vector<const Candidate*> like;
+    for (const auto& k : all)
+        if (k.gpu == c.gpu && k.moe == c.moe) like.push_back(&k);
+    if (like.empty()) {
+        c.other_gpus = true;
+        for (const auto& k : all)
+            if (k.moe == c.moe) like.push_back(&k);
+    }
+
+    double total = 0, signed_total = 0;
+    for (const Candidate* k : like) {
+        try {
+            const RunValidation v = validate_run(*k->run, k->path, k->base);
+            SimilarRun r = k->facts;
+            r.error_pct = v.error_pct;
+            total += std::fabs(r.error_pct);
+            signed_total += r.error_pct;
+            if (c.runs.empty() || std::fabs(r.error_pct) > std::fabs(c.worst_error_pct)) {
+                c.worst_run = r.id;
+                c.worst_error_pct = r.error_pct;
+            }
+            c.largest_gpus = std::max(c.largest_gpus, r.gpus);
+            c.runs.push_back(std::move(r));
+        } catch (const InputError&) {
+            ++c.refused;
+        }
+    }
+    if (!c.runs.empty()) {
+        c.mape_pct = total / static_cast<double>(c.runs.size());
+        c.mean_error_pct = signed_total / static_cast<double>(c.runs.size());
+    }
+    // Most alike first: the same software, then the same number format, then the nearest scale.
+    const std::string runtime = load_runtime_profile(scenario.training.framework, "/framework").name;
+    const std::string precision(scenario.training.precision.name);
+    const auto likeness = [&](const SimilarRun& r) {
+        return std::make_tuple(r.runtime != runtime, r.precision != precision,
+                               std::fabs(std::log(static_cast<double>(r.gpus) / static_cast<double>(scenario.cluster.gpus))), r.id);
+    };
+    std::sort(c.runs.begin(), c.runs.end(), [&](const SimilarRun& a, const SimilarRun& b) { return likeness(a) < likeness(b); });
+    return c;
+}
+
+}  // namespace sextant
