@@ -85,6 +85,7 @@ TEST_CASE("--json gives one JSON document on stdout for every command and flag c
         "validate " + source_path("tests/validation/llama3-405b-h100.json") + " --json",
         "validate --planner " + tmp + ".runs.json --json",
         "plan " + s8 + " --json",
+        "plan " + s8 + " --accuracy --gpus 8..16 --json",
         "plan " + s8 + " --search-all --top 3 --gpus 32..64 --json",
         "plan " + s8 + " --objective tokens_per_s --any-framework --json",
         "calibrate fit --runs " + source_path("calibration/fit/h100-megatron-core-2024.json") + " --factors compute --out " + tmp +
@@ -163,14 +164,14 @@ TEST_CASE("plan's dominant column is the largest cost besides compute with its s
     CHECK(text.out.find(std::string("  ") + expected + "\n") != std::string::npos);
 }
 
-TEST_CASE("simulate --accuracy shows the published runs like the scenario, and where it reaches beyond them") {
+TEST_CASE("simulate and plan --accuracy show the published runs like the scenario, and where it reaches beyond them") {
     // Qwen3-30B-A3B on 4,096 B300s: the published B300 MoE runs go to 256 GPUs.
     const std::string tmp = "/tmp/sextant_test_cli_accuracy_" + std::to_string(::getpid()) + ".json";
     std::ofstream(tmp) << nlohmann::json{
         {"model", "qwen3-30b-a3b"},
         {"cluster", {{"gpu", "B300-SXM-270GB"}, {"gpus", 4096}, {"gpus_per_node", 8}, {"nic_gbps_per_gpu", 800}}},
         {"training", {{"seq_len", 4096}, {"global_batch", 4096}, {"precision", "mxfp8"}, {"framework", "nemo-2026"}}},
-        {"layout", {{"ep", 8}}}}.dump();
+        {"layout", {{"tp", 1}, {"pp", 1}, {"cp", 1}, {"ep", 8}}}}.dump();
     const auto json = nlohmann::json::parse(run_sextant("simulate " + tmp + " --accuracy --json", false).out);
     const auto& a = json["accuracy"];
     CHECK(a["gpu"] == "B300-SXM-270GB");
@@ -192,6 +193,15 @@ TEST_CASE("simulate --accuracy shows the published runs like the scenario, and w
     CHECK(text.out.find(expected) != std::string::npos);
     // Without the flag, simulate does no validation.
     CHECK(!nlohmann::json::parse(run_sextant("simulate " + tmp + " --json", false).out).contains("accuracy"));
+    // plan shows the same for its winner: over a sweep of GPU counts, the winner's count.
+    const auto plan = nlohmann::json::parse(run_sextant("plan " + tmp + " --accuracy --gpus 2048..4096 --top 1 --json", false).out);
+    CHECK(plan["accuracy"]["runs"] == a["runs"]);
+    CHECK(plan["accuracy"]["mape_pct"] == a["mape_pct"]);
+    const auto plan_text = run_sextant("plan " + tmp + " --accuracy --gpus 2048..4096 --top 1", false);
+    CHECK(plan_text.out.find("published B300-SXM-270GB MoE runs, nearest first") != std::string::npos);
+    std::snprintf(expected, sizeof expected, "%lld GPUs is more than any of them ran",
+                  static_cast<long long>(plan["plans"][0]["gpus"].get<std::int64_t>()));
+    CHECK(plan_text.out.find(expected) != std::string::npos);
     std::remove(tmp.c_str());
 }
 

@@ -27,6 +27,7 @@
 #include "reliability/duration_text.hpp"
 #include "reliability/scenario_parts.hpp"
 #include "reliability/time_to_train.hpp"
+#include "report/accuracy_view.hpp"
 #include "report/html_report.hpp"
 #include "report/output.hpp"
 #include "report/planner_view.hpp"
@@ -48,6 +49,7 @@ struct PlanArgs {
     bool json = false;
     bool search_all = false;
     bool any_framework = false;
+    bool accuracy = false;
     std::optional<double> memory_margin;  // unset: the scenario's /memory/safety_margin
 };
 
@@ -306,7 +308,12 @@ void run_plan(const PlanArgs& a) {
     }
     if (!a.emit.empty()) emit_winner(planner, plans, a);
     else {
-        const Output out = plans_output(planner, plans, simulated, a.top, seconds, times ? &*times : nullptr);
+        Output out = plans_output(planner, plans, simulated, a.top, seconds, times ? &*times : nullptr);
+        // The winner's scenario: with --gpus or --global-batch, the variant it plans.
+        if (a.accuracy && !plans.empty()) {
+            const Scenario& winner = planner.variants()[plans.front().variant].scenario;
+            add_accuracy(out, winner, accuracy_context(winner));
+        }
         std::cout << (a.json ? render_json(out).dump(2) + "\n" : render_text(out));
     }
 }
@@ -335,6 +342,8 @@ void add_plan_command(CLI::App& app) {
     cmd->add_flag("--search-all", args.search_all, "ignore the scenario's layout: search every knob");
     cmd->add_flag("--any-framework", args.any_framework,
                   "also search what the scenario's framework does not implement (ZeRO stages, CP, selective recompute, interleaving, uneven stages, offload)");
+    cmd->add_flag("--accuracy", args.accuracy,
+                  "also show how the model did on the published runs like the winner (same GPU type, dense or MoE; none a fit used)");
     cmd->add_flag("--json", args.json, "one JSON document");
     cmd->callback([] { run_plan(args); });
 }

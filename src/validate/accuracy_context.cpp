@@ -120,4 +120,8 @@ AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& valid
     return c;
 }
 
+AccuracyContext accuracy_context(const Scenario& scenario) {
+    return accuracy_context(scenario, data_dir() / "tests" / "validation", data_dir() / "calibration" / "fit");
+}
+
 }  // namespace sextant

@@ -38,5 +38,7 @@ struct AccuracyContext {
 // ordered by likeness (the same runtime generation, then the same precision recipe, then the
 // nearest GPU count). Each is predicted with its own published calibration.
 AccuracyContext accuracy_context(const Scenario& scenario, const std::filesystem::path& validation_dir, const std::filesystem::path& fit_dir);
+// The same over the files Sextant ships: data_dir()'s tests/validation/ and calibration/fit/.
+AccuracyContext accuracy_context(const Scenario& scenario);
 
 }  // namespace sextant
