@@ -214,6 +214,14 @@ TEST_CASE("sextant report works on every preset scenario, with the numbers of si
         CHECK(doc["memory"]["stages"] == memory["stages"]);
         const json plan = json::parse(run_sextant("plan " + scenario + " --json", false).out);
         CHECK(doc["planner"]["plans"][0]["step_time_s"] == plan["plans"][0]["step_time_s"]);
+        // How far to trust it: simulate --accuracy's runs, one table row each.
+        const json accuracy = json::parse(run_sextant("simulate " + scenario + " --accuracy --json", false).out)["accuracy"];
+        CHECK(doc["accuracy"] == accuracy);
+        const auto table = html.find("data-key=\"accuracy-table\"");
+        REQUIRE(table != std::string::npos);
+        std::size_t rows = 0;
+        for (auto at = html.find("<tr>", table); at != std::string::npos && at < html.find("</table>", table); at = html.find("<tr>", at + 1)) ++rows;
+        CHECK(rows == 1 + accuracy["nearest"].size());  // the header and a row per run
     }
     // Bad input is an input error naming the flag.
     const auto bad = run_sextant("report " + source_path("scenarios/llama3-8b-h100.json") + " -o /no/such/dir/r.html");

@@ -301,19 +301,19 @@ void run_plan(const PlanArgs& a) {
     std::optional<TrainingTimes> times;
     if (time_to_train) times = rank_plans_by_time_to_train(planner, plans);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // The winner's scenario: with --gpus or --global-batch, the variant it plans.
+    const std::optional<AccuracyContext> accuracy =
+        a.accuracy && !plans.empty() ? std::optional(accuracy_context(planner.variants()[plans.front().variant].scenario)) : std::nullopt;
     if (!a.html.empty()) {
         ReportModel report{.title = "sextant plan: " + scenario.name, .generator = version_text(), .facts = scenario_facts(scenario, nullptr)};
         report.planner = planner_view(planner, plans, a.top);
+        report.accuracy = accuracy;
         write_output_file(a.html, html_report(report), "--html");
     }
     if (!a.emit.empty()) emit_winner(planner, plans, a);
     else {
         Output out = plans_output(planner, plans, simulated, a.top, seconds, times ? &*times : nullptr);
-        // The winner's scenario: with --gpus or --global-batch, the variant it plans.
-        if (a.accuracy && !plans.empty()) {
-            const Scenario& winner = planner.variants()[plans.front().variant].scenario;
-            add_accuracy(out, winner, accuracy_context(winner));
-        }
+        if (accuracy) add_accuracy(out, *accuracy);
         std::cout << (a.json ? render_json(out).dump(2) + "\n" : render_text(out));
     }
 }

@@ -98,6 +98,7 @@ void run(const ReportArgs& a) {
     ReportModel report{.title = "sextant report: " + s.name, .generator = version_text(), .facts = scenario_facts(s, &l)};
     add_step_sections(report, s, l, sim);
     add_planner(report, s, a);
+    report.accuracy = accuracy_context(s);
     add_goodput(report, s, a);
     add_collectives(report, ctx, l);
     write_output_file(a.output, html_report(report), "--output");
@@ -105,8 +106,9 @@ void run(const ReportArgs& a) {
         std::cout << report_json(report).dump(2) << "\n";
         return;
     }
-    std::cout << fmt::format("report written to {}: memory, step and timeline, {}{}{} collective sweep{}\n", a.output,
+    std::cout << fmt::format("report written to {}: memory, step and timeline, {}{} published runs like it, {}{} collective sweep{}\n", a.output,
                              report.planner ? fmt::format("{} layouts screened, ", report.planner->candidates_screened) : "",
+                             report.accuracy->runs.size(),
                              report.goodput ? "goodput against checkpoint interval, " : "", report.collectives.size(),
                              report.collectives.size() == 1 ? "" : "s");
     for (const auto& f : report.facts)

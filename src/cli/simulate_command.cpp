@@ -100,13 +100,15 @@ void run(const SimulateArgs& a) {
     const StepResult& r = sim.result;
     check_fit(r.memory, a.require_fit);
     if (!a.trace.empty()) write_output_file(a.trace, chrome_trace(sim, s.name), "--trace");
+    const std::optional<AccuracyContext> accuracy = a.accuracy ? std::optional(accuracy_context(s)) : std::nullopt;
     if (!a.html.empty()) {
         ReportModel report{.title = "sextant simulate: " + s.name, .generator = version_text(), .facts = scenario_facts(s, &l)};
         add_step_sections(report, s, l, sim);
+        report.accuracy = accuracy;
         write_output_file(a.html, html_report(report), "--html");
     }
     Output out = simulate_output(s, l, ctx.runtime().name, ctx.profile().source(), r);
-    if (a.accuracy) add_accuracy(out, s, accuracy_context(s));
+    if (accuracy) add_accuracy(out, *accuracy);
     std::cout << (a.json ? render_json(out).dump(2) + "\n" : render_text(out));
     if (a.json) return;
     if (!a.trace.empty()) std::cout << "trace written to " << a.trace << " (open in ui.perfetto.dev)\n";

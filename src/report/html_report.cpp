@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "reliability/duration_text.hpp"
+#include "report/accuracy_view.hpp"
 #include "report/charts.hpp"
 #include "report/plot.hpp"
 #include "core/table.hpp"
@@ -57,7 +58,7 @@ std::string table(const std::vector<std::string>& header, const std::vector<std:
     for (const auto& r : rows) {
         out += "<tr>";
         // Numbers align right, words left.
-        for (const auto& c : r) out += (c.empty() || std::isdigit(static_cast<unsigned char>(c[0])) || c[0] == '[' || c[0] == '-' ? "<td>" : "<td class=\"text\">") + escape(c) + "</td>";
+        for (const auto& c : r) out += (c.empty() || std::isdigit(static_cast<unsigned char>(c[0])) || c[0] == '[' || c[0] == '-' || c[0] == '+' ? "<td>" : "<td class=\"text\">") + escape(c) + "</td>";
         out += "</tr>\n";
     }
     return out + "</tbody></table>\n";
@@ -142,6 +143,18 @@ std::string planner_section(const PlannerView& v) {
     return out + "</section>\n";
 }
 
+std::string accuracy_section(const AccuracyContext& c) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : c.runs)
+        rows.push_back({r.id, r.runtime, r.precision, std::to_string(r.gpus), fmt::format("{:+.1f}%", r.error_pct)});
+    std::string notes;
+    for (const auto& n : accuracy_notes(c, c.runs.size())) notes += "<li>" + escape(n) + "</li>";
+    return fmt::format("<section id=\"accuracy\"><h2>How far to trust this</h2>\n<p>The model's error on the published runs like this "
+                       "scenario (<code>sextant simulate --accuracy</code>): each predicted afresh, none a fit used; + is predicted slower "
+                       "than measured.</p>\n<ul data-key=\"accuracy-notes\">{}</ul>\n{}</section>\n",
+                       notes, rows.empty() ? std::string() : table({accuracy_heading(c), "runtime", "precision", "GPUs", "error"}, rows, "accuracy-table"));
+}
+
 std::string goodput_section(const GoodputCurveView& v, const std::string& title) {
     const auto& st = v.study;
     std::vector<std::vector<std::string>> rows;
@@ -190,6 +203,7 @@ std::string html_report(const ReportModel& m) {
     if (m.memory) out += memory_section(*m.memory);
     if (m.step) out += step_section(*m.step);
     if (m.planner) out += planner_section(*m.planner);
+    if (m.accuracy) out += accuracy_section(*m.accuracy);
     if (m.goodput) out += goodput_section(*m.goodput, m.title + ": goodput against checkpoint interval");
     if (m.goodput_sweep) out += goodput_sweep_section(*m.goodput_sweep);
     if (!m.collectives.empty()) {

@@ -1,5 +1,7 @@
 #include "report/report_model.hpp"
 
+#include "report/accuracy_view.hpp"
+
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -187,6 +189,7 @@ json report_json(const ReportModel& m) {
     if (m.memory) doc["memory"] = memory_json(*m.memory);
     if (m.step) doc["step"] = step_json(*m.step);
     if (m.planner) doc["planner"] = planner_json(*m.planner);
+    if (m.accuracy) doc["accuracy"] = accuracy_json(*m.accuracy);
     if (m.goodput) doc["goodput"] = goodput_json(*m.goodput);
     if (m.goodput_sweep) doc["goodput_sweep"] = goodput_sweep_json(*m.goodput_sweep);
     if (!m.collectives.empty()) {

@@ -15,6 +15,7 @@
 #include "profile/measurements.hpp"
 #include "reliability/interval_study.hpp"
 #include "sim/simulate.hpp"
+#include "validate/accuracy_context.hpp"
 
 namespace sextant {
 
@@ -139,6 +140,7 @@ struct ReportModel {
     std::optional<MemoryView> memory{};
     std::optional<StepView> step{};
     std::optional<PlannerView> planner{};
+    std::optional<AccuracyContext> accuracy{};  // the published runs like the scenario
     std::optional<GoodputCurveView> goodput{};
     std::optional<GoodputSweepView> goodput_sweep{};
     std::vector<PredictedSweep> collectives{};

@@ -78,6 +78,8 @@ AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& valid
     AccuracyContext c;
     c.gpu = scenario.cluster.gpu.name;
     c.moe = scenario.model.is_moe();
+    c.scenario_gpus = scenario.cluster.gpus;
+    c.own_calibration = !scenario.calibration.is_null();
     std::vector<const Candidate*> like;
     for (const auto& k : all)
         if (k.gpu == c.gpu && k.moe == c.moe) like.push_back(&k);

@@ -31,6 +31,8 @@ struct AccuracyContext {
     std::string worst_run;
     double worst_error_pct = 0;     // signed
     std::int64_t largest_gpus = 0;  // the largest GPU count among them
+    std::int64_t scenario_gpus = 0;  // the scenario's
+    bool own_calibration = false;    // the scenario reads its own calibration, not the shipped one the errors are of
 };
 
 // The published runs of `validation_dir`'s published-runs/1 files that are like `scenario` (same

@@ -230,6 +230,13 @@ TEST_CASE("browser: the report page of a scenario draws the numbers of memory, s
         }
     CHECK(p.items("goodput-point").size() == whatif["curve"].size());
 
+    // How far to trust it: the nearest published run first, and the table within the page.
+    const auto trust = p.items("accuracy-table");
+    REQUIRE(trust.size() == 1);
+    CHECK(trust[0]["text"].get<std::string>().find(report["accuracy"]["nearest"][0]["id"].get<std::string>()) != std::string::npos);
+    CHECK(trust[0]["w"].get<double>() <= 1180);
+    CHECK(p.items("accuracy-notes").size() == 1);
+
     // Collectives: one chart per sweep of report --json, one line per algorithm.
     int charts = 0;
     for (const auto& s : p.measured["svgs"]) charts += s["id"].get<std::string>().starts_with("busbw-chart-");
