@@ -56,12 +56,14 @@ std::vector<Candidate> candidates(const std::vector<std::pair<fs::path, json>>& 
         for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
             const json& run = doc["runs"][i];
             const std::string path = "/runs/" + std::to_string(i);
-            if (!run.is_object() || fitted.count(run.value("id", ""))) continue;
+            if (!run.is_object()) continue;
+            const std::string id = run.contains("id") && run["id"].is_string() ? run["id"].get<std::string>() : path;
+            if (fitted.count(id)) continue;
             // A run Sextant cannot read is not known to be like anything; `validate` names it.
             try {
                 const Scenario s = run_scenario(run, path, file.parent_path());
                 out.push_back({&run, path, file.parent_path(), s.cluster.gpu.name, s.model.is_moe(),
-                               {run.value("id", path), runtime_name(s.training.framework), std::string(s.training.precision.name), s.cluster.gpus, 0}});
+                               {id, runtime_name(s.training.framework), std::string(s.training.precision.name), s.cluster.gpus, 0}});
             } catch (const InputError&) {
             }
         }
