@@ -191,6 +191,16 @@ TEST_CASE("simulate and plan --accuracy show the published runs like the scenari
     std::snprintf(expected, sizeof expected, "4096 GPUs is more than any of them ran (%lld the most)",
                   static_cast<long long>(a["largest_gpus"].get<std::int64_t>()));
     CHECK(text.out.find(expected) != std::string::npos);
+    // Some of B300's MoE runs ran MXFP8 under nemo-2026; none ran NVFP4, and it says so.
+    CHECK(text.out.find("none of them ran") == std::string::npos);
+    auto doc = nlohmann::json::parse(std::ifstream(tmp));
+    doc["training"]["precision"] = "nvfp4";
+    std::ofstream(tmp) << doc.dump();
+    const auto nvfp4 = run_sextant("simulate " + tmp + " --accuracy", false).out;
+    CHECK(nvfp4.find("none of them ran nvfp4") != std::string::npos);
+    CHECK(nvfp4.find("none of them ran nemo-2026") == std::string::npos);
+    doc["training"]["precision"] = "mxfp8";
+    std::ofstream(tmp) << doc.dump();
     // Without the flag, simulate does no validation.
     CHECK(!nlohmann::json::parse(run_sextant("simulate " + tmp + " --json", false).out).contains("accuracy"));
     // plan shows the same for its winner: over a sweep of GPU counts, the winner's count.

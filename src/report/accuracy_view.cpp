@@ -1,5 +1,6 @@
 #include "report/accuracy_view.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace sextant {
@@ -30,6 +31,13 @@ std::vector<std::string> accuracy_notes(const AccuracyContext& c, std::size_t li
     if (c.other_gpus)
         notes.push_back(fmt::format("no published {} run on {} is in the validation set: these are {} runs on every GPU type", kind(c), c.gpu,
                                     kind(c)));
+    const auto none_ran = [&](auto field, const std::string& value) {
+        return std::none_of(c.runs.begin(), c.runs.end(), [&](const SimilarRun& r) { return r.*field == value; });
+    };
+    if (none_ran(&SimilarRun::precision, c.precision))
+        notes.push_back(fmt::format("none of them ran {}: how that recipe's kernels cost on this GPU and kind is unvalidated", c.precision));
+    if (none_ran(&SimilarRun::runtime, c.runtime))
+        notes.push_back(fmt::format("none of them ran {}: what that runtime fuses and overlaps is unvalidated here", c.runtime));
     if (c.scenario_gpus > c.largest_gpus)
         notes.push_back(fmt::format("{} GPUs is more than any of them ran ({} the most): what grows with the GPU count is extrapolated",
                                     c.scenario_gpus, c.largest_gpus));

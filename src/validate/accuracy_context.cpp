@@ -114,10 +114,10 @@ AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& valid
         c.mean_error_pct = signed_total / static_cast<double>(c.runs.size());
     }
     // Most alike first: the same software, then the same number format, then the nearest scale.
-    const std::string runtime = load_runtime_profile(scenario.training.framework, "/framework").name;
-    const std::string precision(scenario.training.precision.name);
+    c.runtime = load_runtime_profile(scenario.training.framework, "/framework").name;
+    c.precision = std::string(scenario.training.precision.name);
     const auto likeness = [&](const SimilarRun& r) {
-        return std::make_tuple(r.runtime != runtime, r.precision != precision,
+        return std::make_tuple(r.runtime != c.runtime, r.precision != c.precision,
                                std::fabs(std::log(static_cast<double>(r.gpus) / static_cast<double>(scenario.cluster.gpus))), r.id);
     };
     std::sort(c.runs.begin(), c.runs.end(), [&](const SimilarRun& a, const SimilarRun& b) { return likeness(a) < likeness(b); });

@@ -32,6 +32,8 @@ struct AccuracyContext {
     double worst_error_pct = 0;     // signed
     std::int64_t largest_gpus = 0;  // the largest GPU count among them
     std::int64_t scenario_gpus = 0;  // the scenario's
+    std::string runtime;             // the scenario's runtime generation
+    std::string precision;           // the scenario's precision recipe
     bool own_calibration = false;    // the scenario reads its own calibration, not the shipped one the errors are of
 };
 
