@@ -594,9 +594,13 @@ double zero3_gather(const CostContext& ctx, const Kernels& k, const Layout& l, c
 // ("CPU overhead", the DeepSeek-V3 on GB200 guide, section 2; Megatron-Core's MoE README:
 // dropless shapes leave the MoE layers uncapturable). The all-gather dispatcher copies its tokens
 // per expert to the host too (`.cpu()`), and DeepEP's normal kernels hand the host the received
-// counts; HybridEP needs no device-to-host synchronisation and fuses the permutation into its
-// kernels (DeepEP's hybrid-ep README: "zero CPU-GPU synchronization", CUDA-graph compatible), so
-// the host runs ahead of the GPU and no floor applies. Nor where padded token dropping gives
+// counts. HybridEP's kernels need no synchronisation (DeepEP's hybrid-ep README: "zero CPU-GPU
+// synchronization", CUDA-graph compatible) and fuse the permutations, but Megatron-Core's dropless
+// dispatch through them still waits for the token counts in pinned memory (fused_a2a.py
+// HybridEPDispatch: non_blocking only where num_permuted_tokens is known, i.e. drop-and-pad;
+// Megatron-LM b0cc2706). Its host time is not the fitted one, which is the NCCL path's many
+// kernels: charged it, the NVL72 HybridEP rows go 20-130% too slow (README "Tried and not kept").
+// So no floor applies to HybridEP until its own host time is measured. Nor where padded token dropping gives
 // static shapes: the recipes capture those layers whole. The backward issues 1.75 times the
 // forward's host time (Transformer Engine's grouped MLP block on GB200, forward 1.2 ms and
 // backward 2.1 ms of CPU time: NVIDIA/TransformerEngine#2897); the share `rerun` of the block
