@@ -71,17 +71,9 @@ std::vector<Candidate> candidates(const std::vector<std::pair<fs::path, json>>& 
 }
 }  // namespace
 
-AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& validation_dir, const fs::path& fit_dir) {
-    std::vector<std::string> fit_files;
-    for (const auto& [path, doc] : run_files(fit_dir)) fit_files.push_back(path.string());
-    const auto files = run_files(validation_dir);
-    const std::vector<Candidate> all = candidates(files, run_ids(fit_files));
-
-    AccuracyContext c;
-    c.gpu = scenario.cluster.gpu.name;
-    c.moe = scenario.model.is_moe();
-    c.scenario_gpus = scenario.cluster.gpus;
-    c.own_calibration = !scenario.calibration.is_null();
+namespace {
+// The runs on the context's GPU type and of its kind; of its kind on every GPU where none is.
+std::vector<const Candidate*> like_runs(const std::vector<Candidate>& all, AccuracyContext& c) {
     std::vector<const Candidate*> like;
     for (const auto& k : all)
         if (k.gpu == c.gpu && k.moe == c.moe) like.push_back(&k);
@@ -90,13 +82,17 @@ AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& valid
         for (const auto& k : all)
             if (k.moe == c.moe) like.push_back(&k);
     }
+    return like;
+}
 
+// Each run predicted afresh into c.runs (a run the model refuses counted in c.refused), with
+// their MAPE, mean and worst error and largest GPU count.
+void predict_runs(const std::vector<const Candidate*>& like, AccuracyContext& c) {
     double total = 0, signed_total = 0;
     for (const Candidate* k : like) {
         try {
-            const RunValidation v = validate_run(*k->run, k->path, k->base);
             SimilarRun r = k->facts;
-            r.error_pct = v.error_pct;
+            r.error_pct = validate_run(*k->run, k->path, k->base).error_pct;
             total += std::fabs(r.error_pct);
             signed_total += r.error_pct;
             if (c.runs.empty() || std::fabs(r.error_pct) > std::fabs(c.worst_error_pct)) {
@@ -109,18 +105,36 @@ AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& valid
             ++c.refused;
         }
     }
-    if (!c.runs.empty()) {
-        c.mape_pct = total / static_cast<double>(c.runs.size());
-        c.mean_error_pct = signed_total / static_cast<double>(c.runs.size());
-    }
-    // Most alike first: the same software, then the same number format, then the nearest scale.
-    c.runtime = load_runtime_profile(scenario.training.framework, "/framework").name;
-    c.precision = std::string(scenario.training.precision.name);
+    if (c.runs.empty()) return;
+    c.mape_pct = total / static_cast<double>(c.runs.size());
+    c.mean_error_pct = signed_total / static_cast<double>(c.runs.size());
+}
+
+// Most alike first: the same software, then the same number format, then the nearest scale.
+void order_by_likeness(AccuracyContext& c) {
     const auto likeness = [&](const SimilarRun& r) {
         return std::make_tuple(r.runtime != c.runtime, r.precision != c.precision,
-                               std::fabs(std::log(static_cast<double>(r.gpus) / static_cast<double>(scenario.cluster.gpus))), r.id);
+                               std::fabs(std::log(static_cast<double>(r.gpus) / static_cast<double>(c.scenario_gpus))), r.id);
     };
     std::sort(c.runs.begin(), c.runs.end(), [&](const SimilarRun& a, const SimilarRun& b) { return likeness(a) < likeness(b); });
+}
+}  // namespace
+
+AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& validation_dir, const fs::path& fit_dir) {
+    std::vector<std::string> fit_files;
+    for (const auto& [path, doc] : run_files(fit_dir)) fit_files.push_back(path.string());
+    const auto files = run_files(validation_dir);
+    const std::vector<Candidate> all = candidates(files, run_ids(fit_files));
+
+    AccuracyContext c;
+    c.gpu = scenario.cluster.gpu.name;
+    c.moe = scenario.model.is_moe();
+    c.scenario_gpus = scenario.cluster.gpus;
+    c.runtime = load_runtime_profile(scenario.training.framework, "/framework").name;
+    c.precision = std::string(scenario.training.precision.name);
+    c.own_calibration = !scenario.calibration.is_null();
+    predict_runs(like_runs(all, c), c);
+    order_by_likeness(c);
     return c;
 }
 
