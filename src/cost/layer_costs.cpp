@@ -522,7 +522,10 @@ MoeParts moe_block(const CostContext& ctx, const Kernels& layer_kernels, const S
     // before the exchange and locally by expert after it; DeepEP and HybridEP fuse the global
     // permute into their dispatch and combine kernels, and the all-gather dispatcher has no global
     // one, so they keep the local pair (NVIDIA, "Optimizing DeepSeek-V3 Training Performance on
-    // GB200 NVL72", Megatron-LM docs/discussions, section 2.1.1). The all-to-all dispatcher sorts
+    // GB200 NVL72", Megatron-LM docs/discussions, section 2.1.1). HybridEP's one API call for both
+    // (Megatron-Core's dispatch_with_permute) still runs the local sort as a kernel of its own:
+    // DeepEP hybrid-ep f4f2c10; the fused path came in a0d27f1, 2026-03-31, after the releases
+    // validated here (README "Tried and not kept"). The all-to-all dispatcher sorts
     // by local expert only where a rank holds more than one ("Permutation 2", `if
     // self.num_local_experts > 1`, token_dispatcher.py dispatch_postprocess and
     // combine_preprocess, core_v0.15.0): with one, its global pair alone. Without expert
