@@ -74,7 +74,7 @@ TEST_CASE("the runs like a scenario are validate's runs of its GPU type and kind
     for (const auto& [model, gpu, moe] : {std::tuple{"llama3-70b", "H100-SXM5-80GB", false}, std::tuple{"qwen3-30b-a3b", "GB200", true}}) {
         CAPTURE(gpu);
         const Scenario s = scenario_on(model, gpu, 64, "bf16", "nemo-2025");
-        const AccuracyContext c = accuracy_context(s, kValidation, kFits);
+        const AccuracyContext c = accuracy_context(s, 10.0, kValidation, kFits);
         const std::string group = std::string(gpu) + (moe ? " / moe" : " / dense");
         REQUIRE(tallies.count(group) == 1);
         const Tally& t = tallies.at(group);
@@ -98,7 +98,7 @@ TEST_CASE("the runs like a scenario come most alike first: its runtime generatio
     // 25.04 to Megatron-Bridge 25.11) and nemo-2026 (26.02), each in FP8, MXFP8 and more, at 8 to
     // 256 GPUs, so each of the three keys orders some of them.
     const Scenario s = scenario_on("llama3-70b", "GB200", 64, "fp8", "nemo-2026");
-    const AccuracyContext c = accuracy_context(s, kValidation, kFits);
+    const AccuracyContext c = accuracy_context(s, 10.0, kValidation, kFits);
     const auto key = [&](const SimilarRun& r) {
         return std::make_tuple(r.runtime != "nemo-2026", r.precision != "fp8", std::fabs(std::log(static_cast<double>(r.gpus) / 64.0)));
     };
@@ -117,7 +117,7 @@ TEST_CASE("the runs like a scenario come most alike first: its runtime generatio
 TEST_CASE("a GPU type no published run of the scenario's kind ran on is compared with that kind on every GPU, and says so") {
     // No published run in tests/validation/ ran on H800s.
     const Scenario s = scenario_on("llama3-8b", "H800-SXM5-80GB", 8, "bf16", "megatron-core-2024");
-    const AccuracyContext c = accuracy_context(s, kValidation, kFits);
+    const AccuracyContext c = accuracy_context(s, 10.0, kValidation, kFits);
     CHECK(c.other_gpus);
     std::size_t dense = 0;
     for (const auto& [group, t] : validate_tallies()) {
@@ -125,4 +125,31 @@ TEST_CASE("a GPU type no published run of the scenario's kind ran on is compared
         if (group.ends_with(" / dense")) dense += t.runs;
     }
     CHECK(c.runs.size() == dense);
+}
+
+TEST_CASE("the step-time range: the prediction as the like runs' middle 80% of errors would have measured it") {
+    CHECK(quantile({3, 1, 2}, 0.5) == 2);
+    CHECK(quantile({1, 2, 3, 4, 5}, 0.1) == doctest::Approx(1.4));  // type 7: 1 + 0.4 x (2 - 1)
+    CHECK(quantile({1, 2, 3, 4, 5}, 0.9) == doctest::Approx(4.6));
+    CHECK(quantile({7}, 0.9) == 7);
+    // H100 dense: 42 runs. A run that erred by e measured prediction / (1 + e), so the errors at
+    // the 10th and 90th percentiles bound the range, and 80% of the runs' errors lie between them.
+    const double predicted = 8.0;
+    const AccuracyContext c = accuracy_context(scenario_on("llama3-70b", "H100-SXM5-80GB", 1024, "bf16", "megatron-core-2024"), predicted,
+                                               kValidation, kFits);
+    REQUIRE(c.runs.size() >= kRangeRuns);
+    REQUIRE(c.has_range);
+    CHECK(c.error_p10_pct < c.error_p90_pct);
+    CHECK(c.step_time_low_s == doctest::Approx(predicted / (1 + c.error_p90_pct / 100)));
+    CHECK(c.step_time_high_s == doctest::Approx(predicted / (1 + c.error_p10_pct / 100)));
+    std::size_t inside = 0;
+    for (const auto& r : c.runs) inside += r.error_pct >= c.error_p10_pct && r.error_pct <= c.error_p90_pct;
+    const double n = static_cast<double>(c.runs.size());
+    CHECK(static_cast<double>(inside) >= 0.8 * n - 2);
+    CHECK(static_cast<double>(inside) <= 0.8 * n + 2);
+    // Fewer than kRangeRuns runs give no range: B300's MoE runs are four.
+    const AccuracyContext few = accuracy_context(scenario_on("qwen3-30b-a3b", "B300-SXM-270GB", 64, "mxfp8", "nemo-2026"), predicted,
+                                                 kValidation, kFits);
+    REQUIRE(few.runs.size() < kRangeRuns);
+    CHECK(!few.has_range);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "core/table.hpp"
 
 using sextant::test::run_sextant;
 using sextant::test::source_path;
@@ -203,6 +204,16 @@ TEST_CASE("simulate and plan --accuracy show the published runs like the scenari
     std::ofstream(tmp) << doc.dump();
     // Without the flag, simulate does no validation.
     CHECK(!nlohmann::json::parse(run_sextant("simulate " + tmp + " --json", false).out).contains("accuracy"));
+    CHECK(text.out.find("if this prediction errs as theirs did") == std::string::npos);  // four runs make no range
+    // Llama 3 8B on H100s: 42 dense runs, whose middle 80% of errors turn the prediction into a range.
+    const auto h100 = nlohmann::json::parse(run_sextant("simulate " + source_path("scenarios/llama3-8b-h100.json") + " --accuracy --json", false).out);
+    const auto& ha = h100["accuracy"];
+    const double step = h100["step_time_s"].get<double>();
+    CHECK(ha["step_time_low_s"].get<double>() == doctest::Approx(step / (1 + ha["error_p90_pct"].get<double>() / 100)));
+    CHECK(ha["step_time_high_s"].get<double>() == doctest::Approx(step / (1 + ha["error_p10_pct"].get<double>() / 100)));
+    const std::string range = sextant::format_seconds(ha["step_time_low_s"].get<double>()) + " to " +
+                              sextant::format_seconds(ha["step_time_high_s"].get<double>()) + " (predicted " + sextant::format_seconds(step) + ")";
+    CHECK(run_sextant("simulate " + source_path("scenarios/llama3-8b-h100.json") + " --accuracy", false).out.find(range) != std::string::npos);
     // plan shows the same for its winner: over a sweep of GPU counts, the winner's count.
     const auto plan = nlohmann::json::parse(run_sextant("plan " + tmp + " --accuracy --gpus 2048..4096 --top 1 --json", false).out);
     CHECK(plan["accuracy"]["runs"] == a["runs"]);

@@ -303,7 +303,7 @@ void run_plan(const PlanArgs& a) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The winner's scenario: with --gpus or --global-batch, the variant it plans.
     const std::optional<AccuracyContext> accuracy =
-        a.accuracy && !plans.empty() ? std::optional(accuracy_context(planner.variants()[plans.front().variant].scenario)) : std::nullopt;
+        a.accuracy && !plans.empty() ? std::optional(accuracy_context(planner.variants()[plans.front().variant].scenario, plans.front().simulated.step_time_s)) : std::nullopt;
     if (!a.html.empty()) {
         ReportModel report{.title = "sextant plan: " + scenario.name, .generator = version_text(), .facts = scenario_facts(scenario, nullptr)};
         report.planner = planner_view(planner, plans, a.top);

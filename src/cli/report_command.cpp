@@ -98,7 +98,7 @@ void run(const ReportArgs& a) {
     ReportModel report{.title = "sextant report: " + s.name, .generator = version_text(), .facts = scenario_facts(s, &l)};
     add_step_sections(report, s, l, sim);
     add_planner(report, s, a);
-    report.accuracy = accuracy_context(s);
+    report.accuracy = accuracy_context(s, sim.result.step_time_s);
     add_goodput(report, s, a);
     add_collectives(report, ctx, l);
     write_output_file(a.output, html_report(report), "--output");

@@ -100,7 +100,7 @@ void run(const SimulateArgs& a) {
     const StepResult& r = sim.result;
     check_fit(r.memory, a.require_fit);
     if (!a.trace.empty()) write_output_file(a.trace, chrome_trace(sim, s.name), "--trace");
-    const std::optional<AccuracyContext> accuracy = a.accuracy ? std::optional(accuracy_context(s)) : std::nullopt;
+    const std::optional<AccuracyContext> accuracy = a.accuracy ? std::optional(accuracy_context(s, r.step_time_s)) : std::nullopt;
     if (!a.html.empty()) {
         ReportModel report{.title = "sextant simulate: " + s.name, .generator = version_text(), .facts = scenario_facts(s, &l)};
         add_step_sections(report, s, l, sim);

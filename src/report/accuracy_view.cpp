@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "core/table.hpp"
+
 namespace sextant {
 
 namespace {
@@ -31,6 +33,11 @@ std::vector<std::string> accuracy_notes(const AccuracyContext& c, std::size_t li
     if (c.other_gpus)
         notes.push_back(fmt::format("no published {} run on {} is in the validation set: these are {} runs on every GPU type", kind(c), c.gpu,
                                     kind(c)));
+    if (c.has_range)
+        notes.push_back(fmt::format("if this prediction errs as theirs did (their middle 80%: {:+.1f}% to {:+.1f}%), the measured step is {} "
+                                    "to {} (predicted {})",
+                                    c.error_p10_pct, c.error_p90_pct, format_seconds(c.step_time_low_s), format_seconds(c.step_time_high_s),
+                                    format_seconds(c.predicted_step_time_s)));
     const auto none_ran = [&](auto field, const std::string& value) {
         return std::none_of(c.runs.begin(), c.runs.end(), [&](const SimilarRun& r) { return r.*field == value; });
     };
@@ -57,6 +64,10 @@ void add_accuracy(Output& out, const AccuracyContext& c) {
         {"/accuracy/worst_run", "", c.runs.empty() ? Value() : Value(c.worst_run)},
         {"/accuracy/worst_error_pct", "", c.runs.empty() ? Value() : Value(c.worst_error_pct)},
         {"/accuracy/largest_gpus", "", c.largest_gpus},
+        {"/accuracy/error_p10_pct", "", c.has_range ? Value(c.error_p10_pct) : Value()},
+        {"/accuracy/error_p90_pct", "", c.has_range ? Value(c.error_p90_pct) : Value()},
+        {"/accuracy/step_time_low_s", "", c.has_range ? Value(c.step_time_low_s) : Value()},
+        {"/accuracy/step_time_high_s", "", c.has_range ? Value(c.step_time_high_s) : Value()},
     });
     if (!c.runs.empty()) {
         Table& t = out.table("/accuracy/nearest",

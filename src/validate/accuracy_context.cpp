@@ -110,6 +110,19 @@ void predict_runs(const std::vector<const Candidate*>& like, AccuracyContext& c)
     c.mean_error_pct = signed_total / static_cast<double>(c.runs.size());
 }
 
+// The range of the measured step the runs' errors give the prediction: a run that erred by e
+// measured prediction / (1 + e).
+void step_time_range(AccuracyContext& c) {
+    if (c.runs.size() < kRangeRuns) return;
+    std::vector<double> errors;
+    for (const auto& r : c.runs) errors.push_back(r.error_pct);
+    c.has_range = true;
+    c.error_p10_pct = quantile(errors, 0.1);
+    c.error_p90_pct = quantile(errors, 0.9);
+    c.step_time_low_s = c.predicted_step_time_s / (1 + c.error_p90_pct / 100);
+    c.step_time_high_s = c.predicted_step_time_s / (1 + c.error_p10_pct / 100);
+}
+
 // Most alike first: the same software, then the same number format, then the nearest scale.
 void order_by_likeness(AccuracyContext& c) {
     const auto likeness = [&](const SimilarRun& r) {
@@ -120,7 +133,16 @@ void order_by_likeness(AccuracyContext& c) {
 }
 }  // namespace
 
-AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& validation_dir, const fs::path& fit_dir) {
+double quantile(std::vector<double> values, double p) {
+    std::sort(values.begin(), values.end());
+    const double h = p * static_cast<double>(values.size() - 1);
+    const auto below = static_cast<std::size_t>(std::floor(h));
+    const std::size_t above = std::min(below + 1, values.size() - 1);
+    return values[below] + (h - static_cast<double>(below)) * (values[above] - values[below]);
+}
+
+AccuracyContext accuracy_context(const Scenario& scenario, double predicted_step_time_s, const fs::path& validation_dir,
+                                 const fs::path& fit_dir) {
     std::vector<std::string> fit_files;
     for (const auto& [path, doc] : run_files(fit_dir)) fit_files.push_back(path.string());
     const auto files = run_files(validation_dir);
@@ -133,13 +155,15 @@ AccuracyContext accuracy_context(const Scenario& scenario, const fs::path& valid
     c.runtime = load_runtime_profile(scenario.training.framework, "/framework").name;
     c.precision = std::string(scenario.training.precision.name);
     c.own_calibration = !scenario.calibration.is_null();
+    c.predicted_step_time_s = predicted_step_time_s;
     predict_runs(like_runs(all, c), c);
+    step_time_range(c);
     order_by_likeness(c);
     return c;
 }
 
-AccuracyContext accuracy_context(const Scenario& scenario) {
-    return accuracy_context(scenario, data_dir() / "tests" / "validation", data_dir() / "calibration" / "fit");
+AccuracyContext accuracy_context(const Scenario& scenario, double predicted_step_time_s) {
+    return accuracy_context(scenario, predicted_step_time_s, data_dir() / "tests" / "validation", data_dir() / "calibration" / "fit");
 }
 
 }  // namespace sextant
