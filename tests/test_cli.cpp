@@ -12,6 +12,7 @@
 
 #include "cli_run.hpp"
 #include "core/table.hpp"
+#include "validate/accuracy_context.hpp"
 
 using sextant::test::run_sextant;
 using sextant::test::source_path;
@@ -204,7 +205,9 @@ TEST_CASE("simulate and plan --accuracy show the published runs like the scenari
     std::ofstream(tmp) << doc.dump();
     // Without the flag, simulate does no validation.
     CHECK(!nlohmann::json::parse(run_sextant("simulate " + tmp + " --json", false).out).contains("accuracy"));
-    CHECK(text.out.find("if this prediction errs as theirs did") == std::string::npos);  // four runs make no range
+    // A range needs kRangeRuns runs (B300's MoE runs are four): the note where the JSON has one.
+    CHECK(a.contains("step_time_low_s") == (a["runs"].get<std::size_t>() >= sextant::kRangeRuns));
+    CHECK((text.out.find("if this prediction errs as theirs did") != std::string::npos) == a.contains("step_time_low_s"));
     // Llama 3 8B on H100s: 42 dense runs, whose middle 80% of errors turn the prediction into a range.
     const auto h100 = nlohmann::json::parse(run_sextant("simulate " + source_path("scenarios/llama3-8b-h100.json") + " --accuracy --json", false).out);
     const auto& ha = h100["accuracy"];

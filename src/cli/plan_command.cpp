@@ -302,8 +302,9 @@ void run_plan(const PlanArgs& a) {
     if (time_to_train) times = rank_plans_by_time_to_train(planner, plans);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The winner's scenario: with --gpus or --global-batch, the variant it plans.
-    const std::optional<AccuracyContext> accuracy =
-        a.accuracy && !plans.empty() ? std::optional(accuracy_context(planner.variants()[plans.front().variant].scenario, plans.front().simulated.step_time_s)) : std::nullopt;
+    std::optional<AccuracyContext> accuracy;
+    if (a.accuracy && !plans.empty())
+        accuracy = accuracy_context(planner.variants()[plans.front().variant].scenario, plans.front().simulated.step_time_s);
     if (!a.html.empty()) {
         ReportModel report{.title = "sextant plan: " + scenario.name, .generator = version_text(), .facts = scenario_facts(scenario, nullptr)};
         report.planner = planner_view(planner, plans, a.top);

@@ -146,7 +146,7 @@ std::string planner_section(const PlannerView& v) {
 std::string accuracy_section(const AccuracyContext& c) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& r : c.runs)
-        rows.push_back({r.id, r.runtime, r.precision, std::to_string(r.gpus), fmt::format("{:+.1f}%", r.error_pct)});
+        rows.push_back({r.id, r.runtime, r.precision, std::to_string(r.gpus), cell_text(Value(r.error_pct, Style::SignedPercent))});
     std::string notes;
     for (const auto& n : accuracy_notes(c, c.runs.size())) notes += "<li>" + escape(n) + "</li>";
     return fmt::format("<section id=\"accuracy\"><h2>How far to trust this</h2>\n<p>The model's error on the published runs like this "

@@ -1,10 +1,9 @@
 #include "report/report_model.hpp"
 
-#include "report/accuracy_view.hpp"
-
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "report/accuracy_view.hpp"
 #include "report/breakdown_json.hpp"
 
 namespace sextant {

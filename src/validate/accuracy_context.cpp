@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -10,7 +11,6 @@
 #include "spec/presets.hpp"
 #include "spec/runtime_profile.hpp"
 #include "validate/published_runs.hpp"
-#include "validate/summary.hpp"
 
 namespace sextant {
 
@@ -32,6 +32,20 @@ std::vector<std::pair<fs::path, json>> run_files(const fs::path& dir) {
             out.emplace_back(p, std::move(doc));
     }
     return out;
+}
+
+// A run's id, or its JSON pointer where it has none (as validate names it).
+std::string run_id(const json& run, const std::string& path) {
+    return run.contains("id") && run["id"].is_string() ? run["id"].get<std::string>() : path;
+}
+
+// The ids of the fit sets' runs, from their files already read.
+std::set<std::string> fitted_ids(const std::vector<std::pair<fs::path, json>>& fit_files) {
+    std::set<std::string> ids;
+    for (const auto& [file, doc] : fit_files)
+        for (std::size_t i = 0; i < doc["runs"].size(); ++i)
+            if (doc["runs"][i].is_object()) ids.insert(run_id(doc["runs"][i], "/runs/" + std::to_string(i)));
+    return ids;
 }
 
 // A run that may be like the scenario: where it is, and what it ran on.
@@ -57,7 +71,7 @@ std::vector<Candidate> candidates(const std::vector<std::pair<fs::path, json>>& 
             const json& run = doc["runs"][i];
             const std::string path = "/runs/" + std::to_string(i);
             if (!run.is_object()) continue;
-            const std::string id = run.contains("id") && run["id"].is_string() ? run["id"].get<std::string>() : path;
+            const std::string id = run_id(run, path);
             if (fitted.count(id)) continue;
             // A run Sextant cannot read is not known to be like anything; `validate` names it.
             try {
@@ -69,9 +83,7 @@ std::vector<Candidate> candidates(const std::vector<std::pair<fs::path, json>>& 
         }
     return out;
 }
-}  // namespace
 
-namespace {
 // The runs on the context's GPU type and of its kind; of its kind on every GPU where none is.
 std::vector<const Candidate*> like_runs(const std::vector<Candidate>& all, AccuracyContext& c) {
     std::vector<const Candidate*> like;
@@ -85,37 +97,38 @@ std::vector<const Candidate*> like_runs(const std::vector<Candidate>& all, Accur
     return like;
 }
 
-// Each run predicted afresh into c.runs (a run the model refuses counted in c.refused), with
-// their MAPE, mean and worst error and largest GPU count.
+// Each run predicted afresh into c.runs; a run the model refuses counted in c.refused.
 void predict_runs(const std::vector<const Candidate*>& like, AccuracyContext& c) {
-    double total = 0, signed_total = 0;
     for (const Candidate* k : like) {
         try {
             SimilarRun r = k->facts;
             r.error_pct = validate_run(*k->run, k->path, k->base).error_pct;
-            total += std::fabs(r.error_pct);
-            signed_total += r.error_pct;
-            if (c.runs.empty() || std::fabs(r.error_pct) > std::fabs(c.worst_error_pct)) {
-                c.worst_run = r.id;
-                c.worst_error_pct = r.error_pct;
-            }
-            c.largest_gpus = std::max(c.largest_gpus, r.gpus);
             c.runs.push_back(std::move(r));
         } catch (const InputError&) {
             ++c.refused;
         }
     }
-    if (c.runs.empty()) return;
-    c.mape_pct = total / static_cast<double>(c.runs.size());
-    c.mean_error_pct = signed_total / static_cast<double>(c.runs.size());
 }
 
-// The range of the measured step the runs' errors give the prediction: a run that erred by e
-// measured prediction / (1 + e).
-void step_time_range(AccuracyContext& c) {
-    if (c.runs.size() < kRangeRuns) return;
+// What the runs say together: their MAPE, mean and worst error, largest GPU count, and with
+// kRangeRuns or more the range of the measured step their errors give the prediction (a run that
+// erred by e measured prediction / (1 + e)).
+void summarise(AccuracyContext& c) {
+    if (c.runs.empty()) return;
     std::vector<double> errors;
-    for (const auto& r : c.runs) errors.push_back(r.error_pct);
+    for (const auto& r : c.runs) {
+        errors.push_back(r.error_pct);
+        c.mape_pct += std::fabs(r.error_pct);
+        c.mean_error_pct += r.error_pct;
+        c.largest_gpus = std::max(c.largest_gpus, r.gpus);
+    }
+    c.mape_pct /= static_cast<double>(c.runs.size());
+    c.mean_error_pct /= static_cast<double>(c.runs.size());
+    const auto worst = std::max_element(c.runs.begin(), c.runs.end(),
+                                        [](const SimilarRun& a, const SimilarRun& b) { return std::fabs(a.error_pct) < std::fabs(b.error_pct); });
+    c.worst_run = worst->id;
+    c.worst_error_pct = worst->error_pct;
+    if (c.runs.size() < kRangeRuns) return;
     c.has_range = true;
     c.error_p10_pct = quantile(errors, 0.1);
     c.error_p90_pct = quantile(errors, 0.9);
@@ -143,10 +156,8 @@ double quantile(std::vector<double> values, double p) {
 
 AccuracyContext accuracy_context(const Scenario& scenario, double predicted_step_time_s, const fs::path& validation_dir,
                                  const fs::path& fit_dir) {
-    std::vector<std::string> fit_files;
-    for (const auto& [path, doc] : run_files(fit_dir)) fit_files.push_back(path.string());
     const auto files = run_files(validation_dir);
-    const std::vector<Candidate> all = candidates(files, run_ids(fit_files));
+    const std::vector<Candidate> all = candidates(files, fitted_ids(run_files(fit_dir)));
 
     AccuracyContext c;
     c.gpu = scenario.cluster.gpu.name;
@@ -157,7 +168,7 @@ AccuracyContext accuracy_context(const Scenario& scenario, double predicted_step
     c.own_calibration = !scenario.calibration.is_null();
     c.predicted_step_time_s = predicted_step_time_s;
     predict_runs(like_runs(all, c), c);
-    step_time_range(c);
+    summarise(c);
     order_by_likeness(c);
     return c;
 }
